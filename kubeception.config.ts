@@ -1,0 +1,21 @@
+/**
+ * The site config: what an operator edits first. Field names are kubeadm's
+ * (ClusterConfiguration / InitConfiguration); every field is optional. See lib/types.ts.
+ */
+import { defineConfig } from './lib/config/load.ts';
+
+export default defineConfig({
+  // distro: 'debian',               // default: detected from /etc/os-release
+  kubernetesVersion: 'v1.34.4',
+  // nodeName: 'master-1',           // default: the host name, lower-cased
+  // localAPIEndpoint: { advertiseAddress: '10.0.0.10', bindPort: 6443 },
+  bootstrapAPIEndpoint: { bindPort: 6444 },
+  networking: {
+    podSubnet: '10.244.0.0/16',
+    serviceSubnet: '10.96.0.0/12',
+    dnsDomain: 'cluster.local',
+  },
+  encryptionAlgorithm: 'RSA-2048',
+  apiServer: { extraSANs: [] },
+  kubelet: { cgroupDriver: 'systemd' },
+});

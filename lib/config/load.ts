@@ -1,0 +1,112 @@
+/**
+ * Loading: finds the config file and the distro, reads host facts, and returns a
+ * {@link ResolvedConfig}. Reads only; writes nothing.
+ *
+ * Lookup: `--config FILE`; else `./kubeception.config.ts` in the working directory; else the
+ * package's own. Distro: `--distro`, else the config's `distro`, else detected from
+ * `/etc/os-release` (`ID`/`ID_LIKE`: debian, opensuse-microos/kubic).
+ */
+import { promises as fs } from 'node:fs';
+import { hostname, networkInterfaces } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../errors.ts';
+import type { KubeceptionConfig, ResolvedConfig, DistroSettings } from '../types.ts';
+import { parseConfig, parseDistro } from './schema.ts';
+import { parseToml } from './toml.ts';
+import { resolveConfig, type HostFacts } from './validate.ts';
+
+/** Identity helper for type inference in `kubeception.config.ts`. */
+export function defineConfig(config: KubeceptionConfig): KubeceptionConfig {
+  return config;
+}
+
+/** Reads host name and non-loopback addresses (with their networks) from the OS. */
+export function readHostFacts(): HostFacts {
+  const addresses = Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a && !a.internal && a.cidr)
+    .map((a) => ({ address: a!.address, cidr: a!.cidr! }));
+  return { hostname: hostname(), addresses };
+}
+
+async function readable(path: string): Promise<boolean> {
+  return fs.access(path).then(() => true, () => false);
+}
+
+/** Absolute path of the config file to load. @throws ConfigError `config-missing` if `--config` names a missing file. */
+export async function findConfigFile(packageDir: string, cwd: string, explicit?: string): Promise<string> {
+  if (explicit !== undefined) {
+    const p = isAbsolute(explicit) ? explicit : resolve(cwd, explicit);
+    if (!(await readable(p)))
+      throw new ConfigError('config-missing', { what: `--config ${explicit}`, why: `${p} does not exist or is not readable`, fix: 'pass the path of an existing kubeception.config.ts' });
+    return p;
+  }
+  const local = join(cwd, 'kubeception.config.ts');
+  return (await readable(local)) ? local : join(packageDir, 'kubeception.config.ts');
+}
+
+/** Imports a config module and checks its shape. @throws ConfigError `config-load` / `config-invalid`. */
+export async function loadConfigFile(file: string): Promise<KubeceptionConfig> {
+  let mod: { default?: unknown };
+  try {
+    mod = await import(pathToFileURL(file).href);
+  } catch (err) {
+    throw new ConfigError('config-load', { what: file, why: `cannot load it: ${(err as Error).message.split('\n')[0]}`, fix: 'fix the syntax error in the config file', cause: err });
+  }
+  if (mod.default === undefined)
+    throw new ConfigError('config-load', { what: file, why: 'it has no default export', fix: 'end the file with `export default defineConfig({ ... })`' });
+  return parseConfig(mod.default, file);
+}
+
+/** Names of the distros shipped in `<packageDir>/distros`. */
+export async function listDistros(packageDir: string): Promise<string[]> {
+  const entries = await fs.readdir(join(packageDir, 'distros'), { withFileTypes: true });
+  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+}
+
+async function detectDistro(): Promise<string | undefined> {
+  const text = await fs.readFile('/etc/os-release', 'utf8').catch(() => '');
+  const ids = [...text.matchAll(/^(?:ID|ID_LIKE)="?([^"\n]+)"?$/gm)].flatMap((m) => m[1]!.split(/\s+/));
+  if (ids.some((i) => i.includes('kubic') || i.includes('microos'))) return 'kubic';
+  if (ids.includes('debian')) return 'debian';
+  return undefined;
+}
+
+/** Loads `distros/<name>/<name>.toml`. @throws ConfigError `config-distro` for an unknown distro. */
+export async function loadDistro(packageDir: string, name: string | undefined, source: string): Promise<DistroSettings> {
+  const known = await listDistros(packageDir);
+  const chosen = name ?? (await detectDistro());
+  if (chosen === undefined || !known.includes(chosen))
+    throw new ConfigError('config-distro', {
+      what: `${source}: distro${chosen === undefined ? '' : ` "${chosen}"`}`,
+      why: chosen === undefined ? 'no distro set and /etc/os-release names none that kubeception knows' : `there is no distros/${chosen}/ (known: ${known.join(', ')})`,
+      fix: `set distro to one of: ${known.join(', ')} (or pass --distro)`,
+    });
+  const file = join(packageDir, 'distros', chosen, `${chosen}.toml`);
+  const text = await fs.readFile(file, 'utf8').catch(() => undefined);
+  if (text === undefined)
+    throw new ConfigError('config-distro', { what: file, why: 'the distro has no settings file', fix: `add ${chosen}.toml to distros/${chosen}/` });
+  return parseDistro(parseToml(text, file), chosen, file);
+}
+
+/** Options for {@link loadConfig}. */
+export interface LoadOptions {
+  packageDir: string;
+  cwd: string;
+  configFile?: string;
+  distro?: string;
+  facts?: HostFacts;
+}
+
+/**
+ * Finds, loads, validates and resolves the config.
+ * @returns the resolved config and the file it came from.
+ * @throws ConfigError (exit 2) for any bad input; nothing on the host is changed.
+ */
+export async function loadConfig(opts: LoadOptions): Promise<{ config: ResolvedConfig; file: string }> {
+  const file = await findConfigFile(opts.packageDir, opts.cwd, opts.configFile);
+  const raw = await loadConfigFile(file);
+  const distro = await loadDistro(opts.packageDir, opts.distro ?? raw.distro, opts.distro ? '--distro' : file);
+  return { config: resolveConfig(raw, distro, opts.facts ?? readHostFacts(), file), file };
+}

@@ -1,0 +1,148 @@
+/**
+ * Resolves the operator's config against the distro and the host, and checks its meaning. Pure:
+ * host facts are passed in, so every rule has a table test.
+ *
+ * Rules (kubeadm's where it has one):
+ * - nodeName: default the host name; lower-cased once; a DNS-1123 subdomain.
+ * - advertiseAddress: an IP literal assigned to this host; default the first non-loopback IPv4
+ *   (else IPv6) address, as kubeadm picks the default-route address.
+ * - podSubnet, serviceSubnet: CIDRs without host bits; they must not overlap each other or any
+ *   network of the host's interfaces.
+ * - bindPort, bootstrap bindPort: 1–65535 and different.
+ */
+import { ConfigError } from '../errors.ts';
+import { cidrsOverlap, isIP, networkOf, normalizeIP, parseCidr, type Cidr } from '../net/cidr.ts';
+import * as C from '../constants.ts';
+import type { DistroSettings, KubeceptionConfig, ResolvedConfig } from '../types.ts';
+
+/** What validation needs to know about the host. */
+export interface HostFacts {
+  hostname: string;
+  /** Non-loopback interface addresses with their networks (`cidr` as in os.networkInterfaces()). */
+  addresses: { address: string; cidr: string }[];
+}
+
+const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`);
+
+/** True if `s` is a DNS-1123 subdomain (lower-case alphanumerics, `-` and `.`, ≤ 253 characters). */
+export function isDns1123Subdomain(s: string): boolean {
+  return s.length <= 253 && DNS1123_SUBDOMAIN.test(s) && s.split('.').every((l) => l.length <= 63);
+}
+
+function bad(field: string, file: string, why: string, fix: string): never {
+  throw new ConfigError('config-invalid', { what: `${file}: ${field}`, why, fix });
+}
+
+function resolveNodeName(cfg: KubeceptionConfig, facts: HostFacts, file: string): string {
+  const field = cfg.nodeName !== undefined ? 'nodeName' : 'nodeName (from the host name)';
+  const name = (cfg.nodeName ?? facts.hostname).trim().toLowerCase();
+  if (!isDns1123Subdomain(name))
+    bad(
+      field,
+      file,
+      `"${cfg.nodeName ?? facts.hostname}" is not a valid node name: it must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)`,
+      `set nodeName to a DNS-1123 name such as "${name.replace(/[^a-z0-9.-]/g, '-').replace(/^[-.]+|[-.]+$/g, '') || 'node-1'}"`,
+    );
+  return name;
+}
+
+function resolveAdvertiseAddress(cfg: KubeceptionConfig, facts: HostFacts, file: string): string {
+  const given = cfg.localAPIEndpoint?.advertiseAddress;
+  const field = 'localAPIEndpoint.advertiseAddress';
+  if (given === undefined) {
+    const v4 = facts.addresses.find((a) => !a.address.includes(':'));
+    const v6 = facts.addresses.find((a) => a.address.includes(':') && !a.address.startsWith('fe80'));
+    const pick = v4 ?? v6;
+    if (!pick) bad(field, file, 'the host has no non-loopback address to advertise', `set ${field} to this host's IP`);
+    return pick.address;
+  }
+  if (!isIP(given)) bad(field, file, `"${given}" is not an IP address (kubeadm requires an IP here)`, `set ${field} to an IPv4 or IPv6 address of this host`);
+  const ip = normalizeIP(given);
+  if (!facts.addresses.some((a) => normalizeIP(a.address) === ip))
+    bad(
+      field,
+      file,
+      `${ip} is not assigned to any interface of this host (it has: ${facts.addresses.map((a) => a.address).join(', ') || 'none'})`,
+      `set ${field} to one of this host's addresses, or add ${ip} to an interface`,
+    );
+  return ip;
+}
+
+function cidr(field: string, value: string, file: string): Cidr {
+  const c = parseCidr(value);
+  if (typeof c === 'string') bad(field, file, c, `set ${field} to a CIDR such as 10.96.0.0/12`);
+  return c;
+}
+
+function checkRanges(pod: Cidr, svc: Cidr, facts: HostFacts, file: string, podS: string, svcS: string) {
+  if (cidrsOverlap(pod, svc))
+    bad(
+      'networking.podSubnet, networking.serviceSubnet',
+      file,
+      `podSubnet ${podS} and serviceSubnet ${svcS} overlap; pod IPs and Service ClusterIPs must be distinct`,
+      'choose non-overlapping ranges, e.g. podSubnet 10.244.0.0/16 and serviceSubnet 10.96.0.0/12',
+    );
+  for (const a of facts.addresses) {
+    const net = networkOf(a.cidr);
+    if (!net) continue;
+    for (const [field, range, text] of [['networking.podSubnet', pod, podS], ['networking.serviceSubnet', svc, svcS]] as const)
+      if (cidrsOverlap(range, net))
+        bad(field, file, `${text} overlaps the host network ${a.cidr}; traffic to those hosts would be routed into the cluster`, `choose a ${field} outside ${a.cidr}`);
+  }
+}
+
+function checkPort(field: string, v: number, file: string) {
+  if (!Number.isInteger(v) || v < 1 || v > 65535) bad(field, file, `${v} is not a TCP port (1–65535)`, `set ${field} to a free port`);
+}
+
+/**
+ * Applies defaults and checks meaning.
+ * @param file the config file, named in errors.
+ * @throws ConfigError `config-invalid` naming the field, why, and how to fix it.
+ */
+export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, facts: HostFacts, file: string): ResolvedConfig {
+  const nodeName = resolveNodeName(cfg, facts, file);
+  const advertiseAddress = resolveAdvertiseAddress(cfg, facts, file);
+  const bindPort = cfg.localAPIEndpoint?.bindPort ?? C.APISERVER_PORT;
+  const bootstrapPort = cfg.bootstrapAPIEndpoint?.bindPort ?? C.BOOTSTRAP_APISERVER_PORT;
+  checkPort('localAPIEndpoint.bindPort', bindPort, file);
+  checkPort('bootstrapAPIEndpoint.bindPort', bootstrapPort, file);
+  if (bindPort === bootstrapPort)
+    bad('bootstrapAPIEndpoint.bindPort', file, `the bootstrap and final apiservers both use port ${bindPort}; they must coexist during the hand-off`, 'use different ports (defaults 6444 and 6443)');
+  const podSubnet = cfg.networking?.podSubnet ?? C.DEFAULT_POD_SUBNET;
+  const serviceSubnet = cfg.networking?.serviceSubnet ?? C.DEFAULT_SERVICE_SUBNET;
+  checkRanges(cidr('networking.podSubnet', podSubnet, file), cidr('networking.serviceSubnet', serviceSubnet, file), facts, file, podSubnet, serviceSubnet);
+  const dnsDomain = cfg.networking?.dnsDomain ?? C.DEFAULT_DNS_DOMAIN;
+  if (!isDns1123Subdomain(dnsDomain)) bad('networking.dnsDomain', file, `"${dnsDomain}" is not a DNS-1123 subdomain`, 'use a domain such as cluster.local');
+  const kubernetesVersion = cfg.kubernetesVersion ?? C.DEFAULT_KUBERNETES_VERSION;
+  if (!/^v\d+\.\d+\.\d+$/.test(kubernetesVersion)) bad('kubernetesVersion', file, `"${kubernetesVersion}" is not a version like v1.34.4`, 'set kubernetesVersion to vMAJOR.MINOR.PATCH');
+  const encryptionAlgorithm = cfg.encryptionAlgorithm ?? 'RSA-2048';
+  if (encryptionAlgorithm === 'ECDSA-P256')
+    bad('encryptionAlgorithm', file, 'ECDSA-P256 is not supported: certificates are signed with node-forge, which signs with RSA keys only', 'use RSA-2048 (default), RSA-3072 or RSA-4096');
+  const extraSANs = (cfg.apiServer?.extraSANs ?? []).map((s, i) => {
+    if (isIP(s)) return normalizeIP(s);
+    if (!isDns1123Subdomain(s.replace(/^\*\./, ''))) bad(`apiServer.extraSANs[${i}]`, file, `"${s}" is neither an IP address nor a DNS name`, 'use an IP or a lower-case DNS name');
+    return s;
+  });
+  for (const [field, p] of [['certificatesDir', cfg.certificatesDir], ['etcd.dataDir', cfg.etcd?.dataDir]] as const)
+    if (p !== undefined && !p.startsWith('/')) bad(field, file, `"${p}" is not an absolute path`, `set ${field} to an absolute path`);
+  return {
+    distro,
+    kubernetesVersion,
+    nodeName,
+    localAPIEndpoint: { advertiseAddress, bindPort },
+    bootstrapAPIEndpoint: { bindPort: bootstrapPort },
+    controlPlaneEndpoint: cfg.controlPlaneEndpoint,
+    networking: { podSubnet, serviceSubnet, dnsDomain },
+    certificatesDir: cfg.certificatesDir ?? distro.paths.certificatesDir,
+    encryptionAlgorithm,
+    imageRepository: cfg.imageRepository ?? C.DEFAULT_IMAGE_REPOSITORY,
+    apiServer: { extraSANs, extraArgs: cfg.apiServer?.extraArgs ?? {} },
+    controllerManager: { extraArgs: cfg.controllerManager?.extraArgs ?? {} },
+    scheduler: { extraArgs: cfg.scheduler?.extraArgs ?? {} },
+    etcd: { dataDir: cfg.etcd?.dataDir ?? distro.paths.etcdDataDir, extraArgs: cfg.etcd?.extraArgs ?? {} },
+    kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', criSocket: cfg.kubelet?.criSocket ?? distro.criSocket },
+    ignorePreflightErrors: cfg.ignorePreflightErrors ?? [],
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Constants: ports, CNs, groups, file names and timeouts, in one documented place.
+ * @see kubernetes/cmd/kubeadm/app/constants/constants.go
+ */
+
+/** Default Kubernetes version of the control-plane images (the version the test bed builds). */
+export const DEFAULT_KUBERNETES_VERSION = 'v1.34.4';
+export const DEFAULT_IMAGE_REPOSITORY = 'registry.k8s.io';
+
+/** The final (self-hosted) apiserver's port: kubeadm's default `bindPort`. */
+export const APISERVER_PORT = 6443;
+/** The temporary bootstrap apiserver's port; both apiservers coexist during the hand-off. */
+export const BOOTSTRAP_APISERVER_PORT = 6444;
+export const ETCD_CLIENT_PORT = 2379;
+export const ETCD_PEER_PORT = 2380;
+export const KUBELET_PORT = 10250;
+export const CONTROLLER_MANAGER_PORT = 10257;
+export const SCHEDULER_PORT = 10259;
+/** NodePort of the in-cluster join service (the seed's). */
+export const JOIN_NODE_PORT = 30000;
+
+export const DEFAULT_POD_SUBNET = '10.244.0.0/16';
+export const DEFAULT_SERVICE_SUBNET = '10.96.0.0/12';
+export const DEFAULT_DNS_DOMAIN = 'cluster.local';
+
+/** Subjects of the kubeconfig client certificates (kubeadm's). */
+export const ADMIN_CN = 'kubernetes-admin';
+export const MASTERS_GROUP = 'system:masters';
+export const CONTROLLER_MANAGER_USER = 'system:kube-controller-manager';
+export const SCHEDULER_USER = 'system:kube-scheduler';
+export const NODES_GROUP = 'system:nodes';
+/** The kubelet's user name for node `name`. */
+export const nodeUser = (name: string) => `system:node:${name}`;
+
+/** Label and taint key for control-plane nodes. */
+export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
+
+/** Kubeconfig file names under the distro's secrets dir. */
+export const KUBECONFIG = {
+  admin: 'admin.conf',
+  controllerManager: 'controller-manager.conf',
+  scheduler: 'scheduler.conf',
+} as const;
+/** The kubelet's kubeconfig and config under the distro's kubelet config dir. */
+export const KUBELET_KUBECONFIG = 'kubeconfig';
+export const KUBELET_CONFIG = 'config.yaml';
+
+/** Marker kubeception keeps in the etcd data dir: which etcd CA the data belongs to. */
+export const ETCD_OWNER_MARKER = 'kubeception-owner.json';
+
+/** etcd health wait: attempts × interval. */
+export const ETCD_HEALTH_TIMEOUT_MS = 60_000;
+export const ETCD_HEALTH_INTERVAL_MS = 1_000;

@@ -1,0 +1,53 @@
+/**
+ * The typed context every step receives. Steps share data only through {@link TaskState}; all host
+ * effects go through `files`, `systemd` and `sh`, so `--dry-run` and `plan` can intercept them.
+ */
+import type { HostFiles } from './host/files.ts';
+import type { Systemd } from './host/systemd.ts';
+import type { Shell } from './host/sh.ts';
+import type { ResolvedConfig } from './types.ts';
+
+/** Step-scoped log: lines appear under the step in the UI and as `log` events in JSON output. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+/** Options from the command line that steps read. */
+export interface RunOptions {
+  /** `--ignore-preflight-errors`: preflight check ids (or `all`) to report as warnings. */
+  ignorePreflightErrors: ReadonlySet<string>;
+  /** `join --url`: the join service URL. */
+  joinUrl?: string;
+  /** `join --token`. Never logged. */
+  token?: string;
+  /** `join --ca-cert-hash` (`sha256:<hex>`). */
+  caCertHash?: string;
+}
+
+/** Data steps hand to later steps. Each field is written by one step, named in its docstring. */
+export interface TaskState {
+  /** Written by `certs`: what the PKI reconcile did per certificate. */
+  pki?: { name: string; action: string; reason: string }[];
+  /** Written by `etcd`: client URLs of the local etcd member. */
+  etcdClientUrls?: string[];
+  /** Written by `etcd`: whether the data dir was initialised now (`init`) or reused (`reuse`). */
+  etcdDataDir?: 'init' | 'reuse';
+}
+
+/** The context passed to every `run` and `skipIf`. */
+export interface Context {
+  readonly config: ResolvedConfig;
+  readonly files: HostFiles;
+  readonly systemd: Systemd;
+  readonly sh: Shell;
+  readonly log: Logger;
+  readonly options: RunOptions;
+  readonly state: TaskState;
+  /** Aborted when the step times out or the run is interrupted. */
+  readonly signal: AbortSignal;
+  /** True under `--dry-run`/`plan`: files and units are not changed. */
+  readonly dryRun: boolean;
+  /** Absolute path of the kubeception package (for its manifests/ and distros/). */
+  readonly packageDir: string;
+}

@@ -1,0 +1,172 @@
+/**
+ * Host file access. Every file kubeception writes goes through a {@link HostFiles}, so `--dry-run`
+ * and `plan` can swap in {@link DryRunFiles}, which reads the real host but records writes instead of
+ * performing them.
+ *
+ * Host effects of {@link RealFiles}: files written atomically (temp file in the same directory,
+ * fsync, rename), with the given mode; parent directories created with mode 0755 (0700 for
+ * directories that hold keys, via `dirMode`).
+ */
+import { constants as fsConstants, promises as fs } from 'node:fs';
+import { dirname, join, basename } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** Options for {@link HostFiles.write}. */
+export interface WriteOptions {
+  /** File mode, e.g. 0o600 for keys and kubeconfigs, 0o644 for certificates and manifests. */
+  mode: number;
+  /** Mode for parent directories that must be created. Default 0o755. */
+  dirMode?: number;
+}
+
+/** A record of one write that a {@link DryRunFiles} did not perform. */
+export interface PlannedWrite {
+  op: 'write' | 'remove' | 'mkdir';
+  path: string;
+  mode?: number;
+  bytes?: number;
+}
+
+/** File operations on the host. Paths are absolute. */
+export interface HostFiles {
+  /** File content as UTF-8, or `undefined` if the file does not exist. */
+  read(path: string): Promise<string | undefined>;
+  /** True if a file or directory exists at `path`. */
+  exists(path: string): Promise<boolean>;
+  /** Entries of a directory (names), or `[]` if it does not exist. */
+  list(path: string): Promise<string[]>;
+  /** Atomically writes `data` with `opts.mode`; returns false (and writes nothing) if the content and mode already match. */
+  write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean>;
+  /** Creates a directory (and parents) with `mode`. Returns false if it existed. */
+  mkdir(path: string, mode?: number): Promise<boolean>;
+  /** Removes a file; returns false if it was absent. Never removes directories recursively. */
+  remove(path: string): Promise<boolean>;
+  /** True for {@link DryRunFiles}. */
+  readonly dryRun: boolean;
+}
+
+async function statOrUndefined(path: string) {
+  try {
+    return await fs.stat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+function sameBytes(a: Uint8Array, b: string | Uint8Array): boolean {
+  const bb = typeof b === 'string' ? Buffer.from(b) : b;
+  return Buffer.compare(Buffer.from(a), Buffer.from(bb)) === 0;
+}
+
+/** The real host file system. */
+export class RealFiles implements HostFiles {
+  readonly dryRun: boolean = false;
+
+  async read(path: string): Promise<string | undefined> {
+    try {
+      return await fs.readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  async exists(path: string): Promise<boolean> {
+    return (await statOrUndefined(path)) !== undefined;
+  }
+
+  async list(path: string): Promise<string[]> {
+    try {
+      return (await fs.readdir(path)).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+  }
+
+  async write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean> {
+    const st = await statOrUndefined(path);
+    if (st && st.isFile() && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
+    await this.mkdir(dirname(path), opts.dirMode ?? 0o755);
+    const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
+    const fh = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, opts.mode);
+    try {
+      await fh.writeFile(data);
+      await fh.chmod(opts.mode); // umask must not loosen or tighten the requested mode
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    try {
+      await fs.rename(tmp, path);
+    } catch (err) {
+      await fs.rm(tmp, { force: true });
+      throw err;
+    }
+    return true;
+  }
+
+  async mkdir(path: string, mode = 0o755): Promise<boolean> {
+    if (await this.exists(path)) return false;
+    await fs.mkdir(path, { recursive: true, mode });
+    return true;
+  }
+
+  async remove(path: string): Promise<boolean> {
+    try {
+      await fs.unlink(path);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+}
+
+/**
+ * Reads the real host; records writes in {@link DryRunFiles.planned} instead of performing them.
+ * Reads of a path written earlier in the same run return the planned content, so later steps see a
+ * consistent view.
+ */
+export class DryRunFiles implements HostFiles {
+  readonly dryRun: boolean = true;
+  readonly planned: PlannedWrite[] = [];
+  private readonly overlay = new Map<string, string | null>();
+  private readonly real = new RealFiles();
+
+  async read(path: string): Promise<string | undefined> {
+    if (this.overlay.has(path)) return this.overlay.get(path) ?? undefined;
+    return this.real.read(path);
+  }
+
+  async exists(path: string): Promise<boolean> {
+    if (this.overlay.has(path)) return this.overlay.get(path) !== null;
+    return this.real.exists(path);
+  }
+
+  list(path: string): Promise<string[]> {
+    return this.real.list(path);
+  }
+
+  async write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean> {
+    const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
+    if ((await this.read(path)) === text) return false;
+    this.overlay.set(path, text);
+    this.planned.push({ op: 'write', path, mode: opts.mode, bytes: Buffer.byteLength(text) });
+    return true;
+  }
+
+  async mkdir(path: string, mode = 0o755): Promise<boolean> {
+    if (await this.exists(path)) return false;
+    this.planned.push({ op: 'mkdir', path, mode });
+    return true;
+  }
+
+  async remove(path: string): Promise<boolean> {
+    if (!(await this.exists(path))) return false;
+    this.overlay.set(path, null);
+    this.planned.push({ op: 'remove', path });
+    return true;
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Commands on the host: the one wrapper around `zx`. Arguments are passed as an argv array and
+ * quoted by zx, never interpolated into a shell string.
+ */
+import { $, which } from 'zx';
+import { CommandError } from '../errors.ts';
+
+/** Result of a finished command. */
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options for one command. */
+export interface CommandOptions {
+  /** Text for stdin. */
+  input?: string;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Kill the command after this many milliseconds. Default 60 000. */
+  timeoutMs?: number;
+  /** Return a non-zero exit instead of throwing. */
+  allowFail?: boolean;
+}
+
+/** Running commands. `read` is for queries (runs under dry-run too); `exec` changes the host. */
+export interface Shell {
+  /** Runs a read-only query (e.g. `etcdctl endpoint health`). @throws CommandError on non-zero exit unless `allowFail`. */
+  read(argv: string[], opts?: CommandOptions): Promise<CommandResult>;
+  /** Runs a command that changes the host; recorded, not run, under dry-run. */
+  exec(argv: string[], opts?: CommandOptions): Promise<CommandResult>;
+  /** Absolute path of `bin` on PATH (or `bin` itself if absolute and executable), else undefined. */
+  which(bin: string): Promise<string | undefined>;
+}
+
+async function runArgv(argv: string[], opts: CommandOptions = {}): Promise<CommandResult> {
+  const p = $({
+    nothrow: true,
+    quiet: true,
+    input: opts.input,
+    env: { ...process.env, ...opts.env },
+    timeout: opts.timeoutMs ?? 60_000,
+  })`${argv}`;
+  let out: Awaited<typeof p>;
+  try {
+    out = await p;
+  } catch (err) {
+    throw new CommandError('command', {
+      what: argv[0] ?? '(empty)',
+      why: `could not run: ${(err as Error).message}`,
+      fix: `check that ${argv[0]} is installed and on PATH`,
+      cause: err,
+    });
+  }
+  const res = { code: out.exitCode ?? -1, stdout: out.stdout, stderr: out.stderr };
+  if (res.code !== 0 && !opts.allowFail)
+    throw new CommandError('command', {
+      what: argv.join(' '),
+      why: `exited with ${res.code}: ${res.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+      fix: `run the command by hand to see the full output`,
+    });
+  return res;
+}
+
+async function findBin(bin: string): Promise<string | undefined> {
+  return (await which(bin, { nothrow: true })) ?? undefined;
+}
+
+/** Runs commands for real. */
+export class RealShell implements Shell {
+  read(argv: string[], opts?: CommandOptions) {
+    return runArgv(argv, opts);
+  }
+  exec(argv: string[], opts?: CommandOptions) {
+    return runArgv(argv, opts);
+  }
+  which(bin: string) {
+    return findBin(bin);
+  }
+}
+
+/** Runs queries; records commands that would change the host. */
+export class DryRunShell implements Shell {
+  readonly planned: string[][] = [];
+  read(argv: string[], opts?: CommandOptions) {
+    return runArgv(argv, opts);
+  }
+  async exec(argv: string[]): Promise<CommandResult> {
+    this.planned.push(argv);
+    return { code: 0, stdout: '', stderr: '' };
+  }
+  which(bin: string) {
+    return findBin(bin);
+  }
+}

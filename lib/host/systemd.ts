@@ -1,0 +1,191 @@
+/**
+ * systemd over D-Bus: the one wrapper around `dbus-next`. Connects to the system bus (honouring
+ * `DBUS_SYSTEM_BUS_ADDRESS`) lazily, on first use, so `plan` works on machines without systemd.
+ *
+ * Host effects: daemon reload, unit files enabled, units started/restarted/stopped.
+ * @see https://www.freedesktop.org/wiki/Software/systemd/dbus/
+ */
+import dbus from 'dbus-next';
+import { KubeceptionError, UnitError } from '../errors.ts';
+
+/** A unit's `ActiveState`: `active`, `inactive`, `failed`, `activating`, `deactivating`, `reloading`. */
+export type ActiveState = string;
+
+/** What kubeception asks of systemd. */
+export interface Systemd {
+  /** `systemctl daemon-reload`. */
+  reload(): Promise<void>;
+  /** `systemctl enable UNIT…`; returns true if a symlink changed. */
+  enable(units: string[]): Promise<boolean>;
+  /** Starts (`mode` `start`) or restarts a unit and waits for its job. @throws UnitError if the job fails. */
+  start(unit: string, opts?: { restart?: boolean; timeoutMs?: number }): Promise<void>;
+  /** Stops a unit and waits for its job. */
+  stop(unit: string, opts?: { timeoutMs?: number }): Promise<void>;
+  /** The unit's `ActiveState`. */
+  activeState(unit: string): Promise<ActiveState>;
+  /** The unit file state (`enabled`, `disabled`, `static`, …), or `not-found`. */
+  unitFileState(unit: string): Promise<string>;
+  /** Closes the bus connection. */
+  close(): void;
+}
+
+const DEST = 'org.freedesktop.systemd1';
+const PATH = '/org/freedesktop/systemd1';
+const MANAGER = 'org.freedesktop.systemd1.Manager';
+
+/** The D-Bus methods kubeception calls; dbus-next generates them at run time from introspection. */
+type DbusMethod = (...args: unknown[]) => Promise<any>;
+type Manager = Record<string, DbusMethod> & { on(event: string, fn: (...args: any[]) => void): void };
+
+function busError(what: string, err: unknown): KubeceptionError {
+  return new KubeceptionError('systemd-dbus', {
+    what,
+    why: `the system D-Bus call failed: ${(err as Error)?.message ?? err}`,
+    fix: 'run kubeception as root on a host whose PID 1 is systemd (check DBUS_SYSTEM_BUS_ADDRESS if set)',
+    cause: err,
+  });
+}
+
+/** systemd reached over the real system bus. `journal` returns a unit's last log lines for errors. */
+export class DbusSystemd implements Systemd {
+  private bus?: dbus.MessageBus;
+  private manager?: Promise<Manager>;
+  /** Finished jobs by object path → result (`done`, `failed`, `timeout`, …). */
+  private readonly finished = new Map<string, string>();
+  private readonly waiters = new Map<string, (result: string) => void>();
+
+  constructor(private readonly journal: (unit: string) => Promise<string[]> = async () => []) {}
+
+  private connect(): Promise<Manager> {
+    this.manager ??= (async () => {
+      try {
+        this.bus = dbus.systemBus();
+        const obj = await this.bus.getProxyObject(DEST, PATH);
+        const m = obj.getInterface(MANAGER) as unknown as Manager;
+        await m.Subscribe!();
+        m.on('JobRemoved', (_id: number, job: string, _unit: string, result: string) => {
+          const w = this.waiters.get(job);
+          if (w) w(result);
+          else this.finished.set(job, result);
+        });
+        return m;
+      } catch (err) {
+        this.bus?.disconnect();
+        throw busError('system bus', err);
+      }
+    })();
+    return this.manager;
+  }
+
+  private async call<T>(what: string, fn: (m: Manager) => Promise<T>): Promise<T> {
+    const m = await this.connect();
+    try {
+      return await fn(m);
+    } catch (err) {
+      throw busError(what, err);
+    }
+  }
+
+  reload(): Promise<void> {
+    return this.call('daemon-reload', (m) => m.Reload!());
+  }
+
+  async enable(units: string[]): Promise<boolean> {
+    const [, changes] = (await this.call(`enable ${units.join(' ')}`, (m) => m.EnableUnitFiles!(units, false, true))) as [boolean, unknown[]];
+    if ((changes as unknown[]).length) await this.reload();
+    return (changes as unknown[]).length > 0;
+  }
+
+  async start(unit: string, opts: { restart?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    const method = opts.restart ? 'RestartUnit' : 'StartUnit';
+    await this.runJob(unit, method, opts.timeoutMs ?? 90_000);
+    const state = await this.activeState(unit);
+    if (state !== 'active' && state !== 'activating')
+      throw new UnitError(unit, `the unit is ${state} after ${method}`, await this.journal(unit));
+  }
+
+  async stop(unit: string, opts: { timeoutMs?: number } = {}): Promise<void> {
+    await this.runJob(unit, 'StopUnit', opts.timeoutMs ?? 90_000);
+  }
+
+  private async runJob(unit: string, method: string, timeoutMs: number): Promise<void> {
+    const job: string = await this.call(`${method} ${unit}`, (m) => m[method]!(unit, 'replace'));
+    const result = await new Promise<string>((resolve) => {
+      const early = this.finished.get(job);
+      if (early !== undefined) {
+        this.finished.delete(job);
+        return resolve(early);
+      }
+      const timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      this.waiters.set(job, (r) => {
+        clearTimeout(timer);
+        this.waiters.delete(job);
+        resolve(r);
+      });
+    });
+    if (result !== 'done')
+      throw new UnitError(unit, `${method} finished with result "${result}"`, await this.journal(unit));
+  }
+
+  async activeState(unit: string): Promise<ActiveState> {
+    const path: string = await this.call(`LoadUnit ${unit}`, (m) => m.LoadUnit!(unit));
+    try {
+      const obj = await this.bus!.getProxyObject(DEST, path);
+      const props = obj.getInterface('org.freedesktop.DBus.Properties') as unknown as Record<string, DbusMethod>;
+      const v = await props.Get!('org.freedesktop.systemd1.Unit', 'ActiveState');
+      return String(v.value);
+    } catch (err) {
+      throw busError(`ActiveState of ${unit}`, err);
+    }
+  }
+
+  async unitFileState(unit: string): Promise<string> {
+    const m = await this.connect();
+    try {
+      return String(await m.GetUnitFileState!(unit));
+    } catch (err) {
+      if (String((err as Error).message).includes('No such file')) return 'not-found';
+      throw busError(`GetUnitFileState ${unit}`, err);
+    }
+  }
+
+  close(): void {
+    this.bus?.disconnect();
+    this.bus = undefined;
+    this.manager = undefined;
+  }
+}
+
+/** An action a {@link DryRunSystemd} recorded instead of performing. */
+export interface PlannedUnitAction {
+  op: 'reload' | 'enable' | 'start' | 'restart' | 'stop';
+  unit?: string;
+}
+
+/** Reads unit state from the real systemd (if reachable); records changes instead of making them. */
+export class DryRunSystemd implements Systemd {
+  readonly planned: PlannedUnitAction[] = [];
+  constructor(private readonly real: Systemd) {}
+  async reload() {
+    this.planned.push({ op: 'reload' });
+  }
+  async enable(units: string[]) {
+    for (const unit of units) this.planned.push({ op: 'enable', unit });
+    return true;
+  }
+  async start(unit: string, opts: { restart?: boolean } = {}) {
+    this.planned.push({ op: opts.restart ? 'restart' : 'start', unit });
+  }
+  async stop(unit: string) {
+    this.planned.push({ op: 'stop', unit });
+  }
+  activeState(unit: string) {
+    return this.real.activeState(unit);
+  }
+  unitFileState(unit: string) {
+    return this.real.unitFileState(unit);
+  }
+  close() {
+    this.real.close();
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Shared types: the operator's config as written ({@link KubeceptionConfig}), the validated and
+ * resolved config every step reads ({@link ResolvedConfig}), and the distro settings
+ * ({@link DistroSettings}) loaded from `distros/<name>/<name>.toml`.
+ *
+ * Field names follow kubeadm's ClusterConfiguration / InitConfiguration where one exists.
+ * @see https://kubernetes.io/docs/reference/config-api/kubeadm-config.v1beta4/
+ */
+
+/** Key types kubeception can generate, named as kubeadm's `encryptionAlgorithm`. */
+export type EncryptionAlgorithm = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256';
+
+/** `extraArgs` of a component: flag name (without `--`) → value. */
+export type ExtraArgs = Record<string, string>;
+
+/** The config as an operator writes it in `kubeception.config.ts` (every field optional but `distro`). */
+export interface KubeceptionConfig {
+  /** Distro settings to load from `distros/<distro>/`: `kubic` or `debian`. */
+  distro?: string;
+  /** Kubernetes version of the control-plane images, e.g. `v1.34.4`. */
+  kubernetesVersion?: string;
+  /** Node name; default: the host name, lower-cased. Must be a DNS-1123 subdomain. */
+  nodeName?: string;
+  /** The final (self-hosted) apiserver's address and port on this node. */
+  localAPIEndpoint?: { advertiseAddress?: string; bindPort?: number };
+  /** The temporary bootstrap apiserver's port (it listens on `advertiseAddress` too). Default 6444. */
+  bootstrapAPIEndpoint?: { bindPort?: number };
+  /** Stable address (DNS name or IP, optional `:port`) for the control plane; added to the apiserver SANs. */
+  controlPlaneEndpoint?: string;
+  networking?: { podSubnet?: string; serviceSubnet?: string; dnsDomain?: string };
+  /** Directory of the PKI (kubeadm's `certificatesDir`). Default from the distro. */
+  certificatesDir?: string;
+  /** Key algorithm for every generated key. Default `RSA-2048`. */
+  encryptionAlgorithm?: EncryptionAlgorithm;
+  /** Image registry for control-plane images. Default `registry.k8s.io`. */
+  imageRepository?: string;
+  apiServer?: { extraSANs?: string[]; extraArgs?: ExtraArgs };
+  controllerManager?: { extraArgs?: ExtraArgs };
+  scheduler?: { extraArgs?: ExtraArgs };
+  etcd?: { dataDir?: string; extraArgs?: ExtraArgs };
+  kubelet?: { cgroupDriver?: 'systemd' | 'cgroupfs'; criSocket?: string };
+  /** Preflight check ids to report as warnings instead of errors (kubeadm's `ignorePreflightErrors`); `all` ignores every check. */
+  ignorePreflightErrors?: string[];
+}
+
+/** Paths, unit names and binaries of one distro, from `distros/<name>/<name>.toml`. */
+export interface DistroSettings {
+  name: string;
+  paths: {
+    /** Kubelet config dir: `config.yaml` and the kubelet's kubeconfig live here. */
+    kubeletConfigDir: string;
+    /** The kubelet's `staticPodPath`. */
+    staticPodPath: string;
+    /** Kubeconfigs for admin, controller-manager, scheduler and the bootstrap control plane. */
+    secretsDir: string;
+    /** Default `certificatesDir`. */
+    certificatesDir: string;
+    /** Environment file the distro's etcd unit reads (`/etc/sysconfig/etcd`, `/etc/default/etcd`). */
+    etcdEnvironmentFile: string;
+    /** Default etcd data directory. */
+    etcdDataDir: string;
+    /** Directory for systemd drop-ins kubeception writes. */
+    systemdDir: string;
+  };
+  units: { etcd: string; kubelet: string; containerRuntime: string };
+  /** User the distro's etcd unit runs as; etcd's keys are owned by it (mode 0600). */
+  etcdUser: string;
+  binaries: { etcd: string; kubelet: string; kubectl: string };
+  /** Default `criSocket`. */
+  criSocket: string;
+}
+
+/** The validated config with every default applied. This is what steps read. */
+export interface ResolvedConfig {
+  distro: DistroSettings;
+  kubernetesVersion: string;
+  /** Lower-cased DNS-1123 node name; used for the kubelet cert CN, the Node, the etcd member. */
+  nodeName: string;
+  localAPIEndpoint: { advertiseAddress: string; bindPort: number };
+  bootstrapAPIEndpoint: { bindPort: number };
+  controlPlaneEndpoint?: string;
+  networking: { podSubnet: string; serviceSubnet: string; dnsDomain: string };
+  certificatesDir: string;
+  encryptionAlgorithm: EncryptionAlgorithm;
+  imageRepository: string;
+  apiServer: { extraSANs: string[]; extraArgs: ExtraArgs };
+  controllerManager: { extraArgs: ExtraArgs };
+  scheduler: { extraArgs: ExtraArgs };
+  etcd: { dataDir: string; extraArgs: ExtraArgs };
+  kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; criSocket: string };
+  ignorePreflightErrors: string[];
+}
