@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Build real Kubernetes binaries (static, CGO off) from the Go module proxy into a cache keyed by version.
+#
+#   bash test/bed/build-k8s.sh            # builds what is missing, then exits; a no-op when all exist
+#
+# Env: KUBECEPTION_CACHE (default /var/cache/kubeception), K8S_VERSION (default v1.34.4),
+#      K8S_BINARIES (default: the list below), GO (default: go on PATH or /usr/local/go/bin/go).
+# Output: $KUBECEPTION_CACHE/k8s/$K8S_VERSION/bin/<binary>, plus pause in $KUBECEPTION_CACHE/pause/bin/.
+# How: a throw-away main module that requires k8s.io/kubernetes and replaces every staging module
+# (k8s.io/api, k8s.io/client-go, ...) with its published v0.<minor>.<patch> twin, since kubernetes' own go.mod
+# points them at ./staging, which a module download does not contain.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.34.4}"
+CACHE="${KUBECEPTION_CACHE:-/var/cache/kubeception}"
+BINARIES="${K8S_BINARIES:-kubelet kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubeadm}"
+GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
+
+OUT="$CACHE/k8s/$K8S_VERSION/bin"
+WORK="$CACHE/k8s/$K8S_VERSION/build"
+PAUSE_OUT="$CACHE/pause/bin"
+export GOCACHE="$CACHE/go/cache"
+export GOMODCACHE="${GOMODCACHE:-$CACHE/go/mod}"
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
+
+log() { printf '[build-k8s %s] %s\n' "$(date +%T)" "$*" >&2; }
+
+missing=()
+for b in $BINARIES; do [[ -x "$OUT/$b" ]] || missing+=("$b"); done
+need_pause=0; [[ -x "$PAUSE_OUT/pause" ]] || need_pause=1
+if ((${#missing[@]} == 0 && need_pause == 0)); then
+  log "all binaries cached in $OUT"
+  exit 0
+fi
+mkdir -p "$OUT" "$WORK" "$PAUSE_OUT" "$GOCACHE" "$GOMODCACHE"
+
+# --- pause: any static binary that sleeps until SIGTERM/SIGINT --------------------------------------
+if ((need_pause)); then
+  pdir="$CACHE/pause/src"; mkdir -p "$pdir"
+  cat >"$pdir/go.mod" <<'EOF'
+module kubeception.local/pause
+
+go 1.22
+EOF
+  cat >"$pdir/main.go" <<'EOF'
+// pause: the infra container of a pod. Sleeps until SIGINT or SIGTERM, reaps orphans.
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	for s := range sig {
+		if s == syscall.SIGCHLD {
+			for {
+				pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+				if pid <= 0 || err != nil {
+					break
+				}
+			}
+			continue
+		}
+		os.Exit(0)
+	}
+}
+EOF
+  (cd "$pdir" && "$GO" build -trimpath -ldflags '-s -w' -o "$PAUSE_OUT/pause.tmp" . && mv "$PAUSE_OUT/pause.tmp" "$PAUSE_OUT/pause")
+  log "built pause"
+fi
+((${#missing[@]} == 0)) && exit 0
+
+# --- the throw-away module ------------------------------------------------------------------------------
+minor_patch="${K8S_VERSION#v1.}"          # 34.4
+staging_version="v0.$minor_patch"         # v0.34.4
+if [[ ! -s "$WORK/go.mod" ]] || ! grep -q "k8s.io/kubernetes $K8S_VERSION" "$WORK/go.mod"; then
+  log "resolving k8s.io/kubernetes@$K8S_VERSION"
+  gomod="$("$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
+  [[ -f "$gomod" ]] || { log "cannot find go.mod of k8s.io/kubernetes@$K8S_VERSION"; exit 1; }
+  # Staging modules are the ones kubernetes replaces with ./staging/src/k8s.io/<name>.
+  mapfile -t staging < <(grep -oE 'k8s\.io/[a-z0-9-]+ => \./staging/src/k8s\.io/[a-z0-9-]+' "$gomod" | awk '{print $1}' | sort -u)
+  ((${#staging[@]} > 10)) || { log "found only ${#staging[@]} staging modules in $gomod"; exit 1; }
+  goline="$(grep -m1 -E '^go [0-9]' "$gomod")"
+  {
+    echo "module kubeception.local/k8s-build"
+    echo
+    echo "$goline"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    echo "replace ("
+    for m in "${staging[@]}"; do echo "	$m => $m $staging_version"; done
+    echo ")"
+  } >"$WORK/go.mod"
+  # godebug lines of kubernetes' go.mod keep the runtime behaviour the release was tested with.
+  if grep -qE '^godebug' "$gomod"; then
+    awk '/^godebug \(/{p=1} p{print} p&&/^\)/{p=0} /^godebug [a-z]/{print}' "$gomod" >>"$WORK/go.mod"
+  fi
+  rm -f "$WORK/go.sum"
+  log "module with ${#staging[@]} staging replaces written to $WORK/go.mod"
+fi
+
+# Version stamps, as hack/lib/version.sh sets them.
+major="1"; minor="${minor_patch%%.*}"
+build_date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+  ldflags+=" -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.gitTreeState=clean"
+  ldflags+=" -X $pkg.buildDate=$build_date"
+done
+
+cd "$WORK"
+for b in "${missing[@]}"; do
+  start=$SECONDS
+  log "building $b"
+  "$GO" build -p 2 -trimpath -tags 'providerless,selinux,notest' -ldflags "$ldflags" \
+    -o "$OUT/.$b.tmp" "k8s.io/kubernetes/cmd/$b"
+  mv "$OUT/.$b.tmp" "$OUT/$b"
+  log "built $b in $((SECONDS - start)) s"
+done
+"$OUT/kubelet" --version >&2 || true
+log "done: $OUT"

@@ -1,0 +1,109 @@
+/**
+ * Per-host cgroups in every mounted hierarchy (v1 controllers, name=systemd, and the cgroup2 one).
+ * Each host gets `<own cgroup>/kubeception-bed/<name>` below the current process's cgroup in that
+ * hierarchy; without this, two hosts collide in nspawn's `payload/` and in the kubelet's `/kubepods`.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+
+const BED_GROUP = 'kubeception-bed';
+
+interface Hierarchy {
+  mountpoint: string;
+  /** The controller list as /proc/self/cgroup names it ('' for cgroup2). */
+  key: string;
+}
+
+function hierarchies(): Hierarchy[] {
+  const out: Hierarchy[] = [];
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const [pre, post] = line.split(' - ');
+    if (!post) continue;
+    const [fstype, , superOpts] = post.split(' ');
+    const mountpoint = pre.split(' ')[4];
+    if (!mountpoint.startsWith('/sys/fs/cgroup')) continue;
+    if (fstype === 'cgroup2') out.push({ mountpoint, key: '' });
+    if (fstype === 'cgroup') {
+      const generic = ['rw', 'ro', 'xattr', 'noprefix', 'clone_children', 'cpuset_v2_mode', 'favordynmods'];
+      const opts = superOpts.split(',').filter((o) => o.startsWith('name=') || (!o.includes('=') && !generic.includes(o)));
+      out.push({ mountpoint, key: opts.sort().join(',') });
+    }
+  }
+  return out;
+}
+
+function ownCgroups(): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const line of readFileSync('/proc/self/cgroup', 'utf8').trim().split('\n')) {
+    const [, ctrls, path] = line.match(/^\d+:([^:]*):(.*)$/) ?? [];
+    if (path !== undefined) m.set(ctrls.split(',').sort().join(','), path);
+  }
+  return m;
+}
+
+function mkCgroup(dir: string): void {
+  if (existsSync(dir)) return;
+  mkdirSync(dir);
+  // A new cpuset group has no cpus/mems, and a process cannot join it until they are set.
+  for (const f of ['cpuset.cpus', 'cpuset.mems']) {
+    if (existsSync(`${dir}/${f}`) && readFileSync(`${dir}/${f}`, 'utf8').trim() === '') {
+      writeFileSync(`${dir}/${f}`, readFileSync(`${dir}/../${f}`, 'utf8'));
+    }
+  }
+}
+
+/** Creates the host's cgroup in every hierarchy; returns their absolute directories. */
+export function createHostCgroups(name: string): string[] {
+  const own = ownCgroups();
+  const dirs: string[] = [];
+  for (const h of hierarchies()) {
+    const base = `${h.mountpoint}${own.get(h.key) ?? '/'}`.replace(/\/+$/, '');
+    mkCgroup(`${base}/${BED_GROUP}`);
+    mkCgroup(`${base}/${BED_GROUP}/${name}`);
+    dirs.push(`${base}/${BED_GROUP}/${name}`);
+  }
+  return dirs;
+}
+
+/** Every PID in the cgroup trees below dirs. */
+export function cgroupPids(dirs: readonly string[]): number[] {
+  const pids = new Set<number>();
+  const walk = (d: string) => {
+    let entries: string[];
+    try {
+      for (const p of readFileSync(`${d}/cgroup.procs`, 'utf8').split('\n')) if (p) pids.add(Number(p));
+      entries = readdirSync(d, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
+    } catch {
+      return;
+    }
+    for (const e of entries) walk(`${d}/${e}`);
+  };
+  for (const d of dirs) walk(d);
+  pids.delete(process.pid);
+  return [...pids];
+}
+
+/** Removes the cgroup trees (deepest first); then the shared parent if it is empty. Throws if busy. */
+export function removeCgroups(dirs: readonly string[]): void {
+  const rm = (d: string) => {
+    if (!existsSync(d)) return;
+    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) rm(`${d}/${e.name}`);
+    rmdirSync(d);
+  };
+  for (const d of dirs) rm(d);
+  for (const d of dirs) {
+    const parent = d.slice(0, d.lastIndexOf('/'));
+    try {
+      if (parent.endsWith(`/${BED_GROUP}`)) rmdirSync(parent);
+    } catch {}
+  }
+}
+
+/** The `cgroup.procs` files a process writes its PID to, to join the host's cgroups. */
+export const procsFiles = (dirs: readonly string[], sub = '') =>
+  dirs.map((d) => `${d}${sub ? `/${sub}` : ''}/cgroup.procs`);
+
+export function mkSubCgroups(dirs: readonly string[], sub: string): void {
+  for (const d of dirs) mkCgroup(`${d}/${sub}`);
+}
