@@ -17,6 +17,8 @@ export interface WriteOptions {
   mode: number;
   /** Mode for parent directories that must be created. Default 0o755. */
   dirMode?: number;
+  /** User name that must own the file (its primary group too), e.g. `etcd` for etcd's keys. Default: unchanged (root). */
+  owner?: string;
 }
 
 /** A record of one write that a {@link DryRunFiles} did not perform. */
@@ -37,8 +39,8 @@ export interface HostFiles {
   list(path: string): Promise<string[]>;
   /** Atomically writes `data` with `opts.mode`; returns false (and writes nothing) if the content and mode already match. */
   write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean>;
-  /** Creates a directory (and parents) with `mode`. Returns false if it existed. */
-  mkdir(path: string, mode?: number): Promise<boolean>;
+  /** Creates a directory (and parents) with `mode`, owned by `owner` if given. Returns false if it existed with that owner. */
+  mkdir(path: string, mode?: number, owner?: string): Promise<boolean>;
   /** Removes a file; returns false if it was absent. Never removes directories recursively. */
   remove(path: string): Promise<boolean>;
   /** True for {@link DryRunFiles}. */
@@ -52,6 +54,15 @@ async function statOrUndefined(path: string) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/** uid and gid of a user from /etc/passwd. @throws Error naming the user if it does not exist. */
+export async function lookupUser(name: string): Promise<{ uid: number; gid: number }> {
+  const passwd = await fs.readFile('/etc/passwd', 'utf8');
+  const line = passwd.split('\n').find((l) => l.split(':')[0] === name);
+  if (!line) throw new Error(`user "${name}" does not exist in /etc/passwd`);
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
 }
 
 function sameBytes(a: Uint8Array, b: string | Uint8Array): boolean {
@@ -87,13 +98,16 @@ export class RealFiles implements HostFiles {
 
   async write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean> {
     const st = await statOrUndefined(path);
-    if (st && st.isFile() && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
+    const ids = opts.owner ? await lookupUser(opts.owner) : undefined;
+    const ownerOk = !ids || (st?.uid === ids.uid && st?.gid === ids.gid);
+    if (st && st.isFile() && ownerOk && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
     await this.mkdir(dirname(path), opts.dirMode ?? 0o755);
     const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
     const fh = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, opts.mode);
     try {
       await fh.writeFile(data);
       await fh.chmod(opts.mode); // umask must not loosen or tighten the requested mode
+      if (ids) await fh.chown(ids.uid, ids.gid);
       await fh.sync();
     } finally {
       await fh.close();
@@ -107,9 +121,15 @@ export class RealFiles implements HostFiles {
     return true;
   }
 
-  async mkdir(path: string, mode = 0o755): Promise<boolean> {
-    if (await this.exists(path)) return false;
-    await fs.mkdir(path, { recursive: true, mode });
+  async mkdir(path: string, mode = 0o755, owner?: string): Promise<boolean> {
+    const st = await statOrUndefined(path);
+    const ids = owner ? await lookupUser(owner) : undefined;
+    if (st && (!ids || (st.uid === ids.uid && st.gid === ids.gid))) return false;
+    if (!st) {
+      await fs.mkdir(path, { recursive: true, mode });
+      await fs.chmod(path, mode);
+    }
+    if (ids) await fs.chown(path, ids.uid, ids.gid);
     return true;
   }
 
@@ -157,8 +177,9 @@ export class DryRunFiles implements HostFiles {
     return true;
   }
 
-  async mkdir(path: string, mode = 0o755): Promise<boolean> {
+  async mkdir(path: string, mode = 0o755, _owner?: string): Promise<boolean> {
     if (await this.exists(path)) return false;
+    this.overlay.set(path, '');
     this.planned.push({ op: 'mkdir', path, mode });
     return true;
   }

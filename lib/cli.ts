@@ -1,0 +1,151 @@
+/**
+ * The command line: argv → config → task → runner; exit codes 0 (done), 1 (a step failed, named),
+ * 2 (bad input; nothing on the host changed). Argument parsing is the one use of `citty`.
+ *
+ * ```
+ * kubeception run <task> [--config FILE] [--distro NAME] [--only a,b] [--skip a,b] [--dry-run]
+ *                        [--output text|json] [--concurrent] [--ignore-preflight-errors a,b]
+ *                        [--url URL --token T --ca-cert-hash sha256:H]   (join)
+ * kubeception plan <task> [same options]
+ * ```
+ */
+import { parseArgs } from 'citty';
+import process from 'node:process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ExitCode, InputError, KubeceptionError, isBadInput } from './errors.ts';
+import { loadConfig } from './config/load.ts';
+import { applyDistroOverrides, findTaskFile, loadTaskFile } from './tasks.ts';
+import { runTask } from './runner.ts';
+import { formatPlan, planTask } from './plan.ts';
+import { Redactor, jsonLines } from './events.ts';
+import { makeContext, type HostBackends, realBackends, dryRunBackends } from './runtime.ts';
+import type { RunOptions } from './context.ts';
+
+/** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
+export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+const ARGS = {
+  command: { type: 'positional', required: false },
+  task: { type: 'positional', required: false },
+  config: { type: 'string' },
+  distro: { type: 'string' },
+  only: { type: 'string' },
+  skip: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  output: { type: 'string' },
+  concurrent: { type: 'boolean' },
+  'ignore-preflight-errors': { type: 'string' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  'ca-cert-hash': { type: 'string' },
+  help: { type: 'boolean' },
+} as const;
+
+const USAGE = `usage:
+  kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
+                         [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
+  kubeception run join --url URL [--token T --ca-cert-hash sha256:H]
+  kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
+IDS is a comma-separated list of step ids (or preflight check ids).`;
+
+function usageError(why: string): InputError {
+  return new InputError('usage', { what: 'command line', why, fix: USAGE });
+}
+
+const list = (s: unknown) => (typeof s === 'string' ? s.split(',').map((x) => x.trim()).filter(Boolean) : []);
+
+/** Streams for output; tests pass their own. */
+export interface CliIO {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+  cwd: string;
+  isTTY: boolean;
+}
+
+const defaultIO = (): CliIO => ({
+  stdout: (s) => process.stdout.write(s),
+  stderr: (s) => process.stderr.write(s),
+  cwd: process.cwd(),
+  isTTY: !!process.stdout.isTTY,
+});
+
+function parse(argv: string[]) {
+  const known = new Set(Object.keys(ARGS).flatMap((k) => [k, k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())]));
+  for (const a of argv) {
+    const m = /^--(?:no-)?([^=]+)/.exec(a);
+    if (m && !known.has(m[1]!)) throw usageError(`unknown flag --${m[1]}`);
+  }
+  const args = parseArgs(argv, ARGS) as Record<string, unknown> & { _: string[] };
+  if (args._.length > 2) throw usageError(`unexpected argument "${args._[2]}"`);
+  if (args.output !== undefined && args.output !== 'json' && args.output !== 'text') throw usageError(`--output must be text or json, not "${args.output}"`);
+  return args;
+}
+
+/**
+ * Runs the CLI.
+ * @returns the exit code (0, 1 or 2).
+ */
+export async function main(argv: string[], io: CliIO = defaultIO(), backends?: HostBackends): Promise<number> {
+  const redactor = new Redactor();
+  const json = argv.includes('--output=json') || argv.join(' ').includes('--output json');
+  const report = (err: unknown) => {
+    if (err instanceof KubeceptionError) {
+      if (json) io.stdout(redactor.redact(`${JSON.stringify({ event: 'error', code: err.code, what: err.what, why: err.why, fix: err.fix, time: new Date().toISOString() })}\n`));
+      io.stderr(redactor.redact(`${err.render()}\n`));
+    } else io.stderr(redactor.redact(`internal error: ${(err as Error)?.stack ?? err}\n`));
+  };
+  try {
+    const args = parse(argv);
+    if (args.help || args.command === undefined) {
+      io.stdout(`${USAGE}\n`);
+      return args.help ? ExitCode.ok : ExitCode.badInput;
+    }
+    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run or plan)`);
+    if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
+    redactor.add(args.token as string | undefined);
+    const options: RunOptions = {
+      ignorePreflightErrors: new Set(list(args['ignore-preflight-errors'])),
+      joinUrl: args.url as string | undefined,
+      token: args.token as string | undefined,
+      caCertHash: args['ca-cert-hash'] as string | undefined,
+    };
+    if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');
+    const taskFile = await findTaskFile(args.task, io.cwd, PACKAGE_DIR);
+    const { config, file } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
+    for (const id of config.ignorePreflightErrors) (options.ignorePreflightErrors as Set<string>).add(id);
+    const task = await applyDistroOverrides(await loadTaskFile(taskFile), config.distro.name, PACKAGE_DIR);
+    const sel = { only: list(args.only), skip: list(args.skip) };
+    const ids = new Set(task.steps.map((s) => s.spec.id));
+    for (const id of [...sel.only, ...sel.skip]) if (!ids.has(id)) throw usageError(`--only/--skip: task ${task.name} has no step "${id}" (steps: ${[...ids].join(', ')})`);
+    const dry = args.command === 'plan' || args['dry-run'] === true;
+    const hb = backends ?? (dry ? dryRunBackends() : realBackends());
+    try {
+      const ctxFor = (step: string, log: import('./context.ts').Logger, signal: AbortSignal) =>
+        makeContext({ config, options, backends: hb, log, signal, packageDir: PACKAGE_DIR, step });
+      if (dry) {
+        const silent = { info() {}, warn() {} };
+        const entries = await planTask(task, ctxFor('plan', silent, new AbortController().signal), sel);
+        if (json) io.stdout(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries })}\n`);
+        else io.stdout(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`, `node: ${config.nodeName} (${config.localAPIEndpoint.advertiseAddress})`]));
+        return ExitCode.ok;
+      }
+      const result = await runTask(task, ctxFor, {
+        ...sel,
+        concurrent: args.concurrent === true,
+        renderer: json ? 'silent' : 'default',
+        sink: json ? jsonLines(io.stdout, redactor) : undefined,
+      });
+      if (result.status === 'done') return ExitCode.ok;
+      report(result.error);
+      if (isBadInput(result.error)) return ExitCode.badInput;
+      io.stderr(`step ${result.failedStep} failed\n`);
+      return ExitCode.stepFailed;
+    } finally {
+      hb.close();
+    }
+  } catch (err) {
+    report(err);
+    return isBadInput(err) ? ExitCode.badInput : ExitCode.stepFailed;
+  }
+}

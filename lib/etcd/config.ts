@@ -1,0 +1,67 @@
+/**
+ * etcd's configuration as the environment file the distro's unit reads (`ETCD_*` variables, which
+ * etcd maps to its flags). One member, TLS with client-cert auth on client and peer ports, as
+ * kubeadm's local etcd.
+ * @see https://etcd.io/docs/v3.4/op-guide/configuration/
+ */
+import { join } from 'node:path';
+import { ETCD_CLIENT_PORT, ETCD_PEER_PORT } from '../constants.ts';
+import { url } from '../net/cidr.ts';
+import type { ResolvedConfig } from '../types.ts';
+
+/** Paths of the etcd certificates under `certificatesDir` (kubeadm's names). */
+export function etcdPki(config: ResolvedConfig) {
+  const d = join(config.certificatesDir, 'etcd');
+  return {
+    ca: join(d, 'ca.crt'),
+    serverCert: join(d, 'server.crt'),
+    serverKey: join(d, 'server.key'),
+    peerCert: join(d, 'peer.crt'),
+    peerKey: join(d, 'peer.key'),
+    healthcheckCert: join(d, 'healthcheck-client.crt'),
+    healthcheckKey: join(d, 'healthcheck-client.key'),
+  };
+}
+
+/** Client URLs of the local member: loopback first, then the advertise address. */
+export function etcdClientUrls(config: ResolvedConfig): string[] {
+  return [url('https', '127.0.0.1', ETCD_CLIENT_PORT), url('https', config.localAPIEndpoint.advertiseAddress, ETCD_CLIENT_PORT)];
+}
+
+/** `listen-client-urls` → `ETCD_LISTEN_CLIENT_URLS`. */
+const envName = (flag: string) => `ETCD_${flag.toUpperCase().replace(/-/g, '_')}`;
+
+/**
+ * The environment file text. Deterministic: the same config renders byte-identical text, so a
+ * re-run writes nothing.
+ */
+export function renderEtcdEnvironment(config: ResolvedConfig): string {
+  const adv = config.localAPIEndpoint.advertiseAddress;
+  const pki = etcdPki(config);
+  const peer = url('https', adv, ETCD_PEER_PORT);
+  const flags: Record<string, string> = {
+    name: config.nodeName,
+    'data-dir': config.etcd.dataDir,
+    'listen-client-urls': etcdClientUrls(config).join(','),
+    'advertise-client-urls': url('https', adv, ETCD_CLIENT_PORT),
+    'listen-peer-urls': peer,
+    'initial-advertise-peer-urls': peer,
+    'initial-cluster': `${config.nodeName}=${peer}`,
+    'initial-cluster-state': 'new',
+    'initial-cluster-token': 'kubeception',
+    'listen-metrics-urls': url('http', '127.0.0.1', 2381),
+    'client-cert-auth': 'true',
+    'trusted-ca-file': pki.ca,
+    'cert-file': pki.serverCert,
+    'key-file': pki.serverKey,
+    'peer-client-cert-auth': 'true',
+    'peer-trusted-ca-file': pki.ca,
+    'peer-cert-file': pki.peerCert,
+    'peer-key-file': pki.peerKey,
+    'snapshot-count': '10000',
+    logger: 'zap',
+    ...config.etcd.extraArgs,
+  };
+  const lines = Object.entries(flags).map(([k, v]) => `${envName(k)}="${v.replace(/(["\\$`])/g, '\\$1')}"`);
+  return `# Written by kubeception; re-running bootstrap rewrites this file.\n${lines.join('\n')}\n`;
+}

@@ -1,0 +1,66 @@
+/**
+ * Wires the host backends into step contexts: real ones for `run`, dry-run ones (reads real state,
+ * records writes) for `plan` and `--dry-run`.
+ */
+import { DryRunFiles, RealFiles, type HostFiles } from './host/files.ts';
+import { DbusSystemd, DryRunSystemd, type Systemd } from './host/systemd.ts';
+import { DryRunShell, RealShell, type Shell } from './host/sh.ts';
+import type { Context, Logger, RunOptions, TaskState } from './context.ts';
+import type { ResolvedConfig } from './types.ts';
+
+/** The host effects of one run. */
+export interface HostBackends {
+  files: HostFiles;
+  systemd: Systemd;
+  sh: Shell;
+  dryRun: boolean;
+  /** Task state shared by every step of the run. */
+  state: TaskState;
+  close(): void;
+}
+
+/** Last `lines` journal lines of a unit, for error messages; empty if journalctl is unavailable. */
+export function journalReader(sh: Shell, lines = 15) {
+  return async (unit: string): Promise<string[]> => {
+    const r = await sh.read(['journalctl', '-u', unit, '-n', String(lines), '--no-pager', '-o', 'cat'], { allowFail: true, timeoutMs: 5_000 }).catch(() => undefined);
+    return r && r.code === 0 ? r.stdout.trim().split('\n').filter(Boolean) : [];
+  };
+}
+
+/** Backends that change the host. */
+export function realBackends(): HostBackends {
+  const sh = new RealShell();
+  const systemd = new DbusSystemd(journalReader(sh));
+  return { files: new RealFiles(), systemd, sh, dryRun: false, state: {}, close: () => systemd.close() };
+}
+
+/** Backends that read the host and record every change instead of making it. */
+export function dryRunBackends(): HostBackends & { files: DryRunFiles; systemd: DryRunSystemd; sh: DryRunShell } {
+  const sh = new DryRunShell();
+  const systemd = new DryRunSystemd(new DbusSystemd(journalReader(sh)));
+  return { files: new DryRunFiles(), systemd, sh, dryRun: true, state: {}, close: () => systemd.close() };
+}
+
+/** Builds the context of one step. */
+export function makeContext(p: {
+  config: ResolvedConfig;
+  options: RunOptions;
+  backends: HostBackends;
+  log: Logger;
+  signal: AbortSignal;
+  packageDir: string;
+  step: string;
+}): Context {
+  return {
+    config: p.config,
+    files: p.backends.files,
+    systemd: p.backends.systemd,
+    sh: p.backends.sh,
+    log: p.log,
+    options: p.options,
+    state: p.backends.state,
+    signal: p.signal,
+    dryRun: p.backends.dryRun,
+    packageDir: p.packageDir,
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * The `etcd` step: render the distro's etcd environment file, prepare the data dir (init / reuse /
+ * refuse foreign), enable and start the unit through systemd, and wait until etcd answers healthy
+ * over TLS with the healthcheck client certificate.
+ *
+ * Host effects: `<dataDir>` created 0700 owned by the distro's etcd user (with the owner marker,
+ * 0600); the environment file written 0644; the etcd unit enabled, started (restarted if its
+ * environment changed).
+ */
+import { join } from 'node:path';
+import { ETCD_HEALTH_INTERVAL_MS, ETCD_HEALTH_TIMEOUT_MS, ETCD_OWNER_MARKER } from '../constants.ts';
+import { HostStateError } from '../errors.ts';
+import { spkiSha256 } from '../pki/forge.ts';
+import { withRetry } from '../util/retry.ts';
+import { etcdClientUrls, etcdPki, renderEtcdEnvironment } from '../etcd/config.ts';
+import { foreignDataDirError, inspectDataDir, type DataDirState } from '../etcd/datadir.ts';
+import { etcdUnhealthy, probeEtcd } from '../etcd/health.ts';
+import type { Context } from '../context.ts';
+import type { StepOutcome } from '../dsl.ts';
+
+const HEADER = '# Written by kubeception';
+
+/** SPKI hash of the etcd CA, or undefined if it does not exist yet. */
+export async function etcdCaHash(ctx: Pick<Context, 'files' | 'config'>): Promise<string | undefined> {
+  const pem = await ctx.files.read(etcdPki(ctx.config).ca);
+  return pem === undefined ? undefined : spkiSha256(pem, etcdPki(ctx.config).ca);
+}
+
+/** The data dir's state for this host's etcd CA. */
+export async function etcdDataDirState(ctx: Pick<Context, 'files' | 'config'>): Promise<DataDirState> {
+  return inspectDataDir(ctx.files, ctx.config.etcd.dataDir, await etcdCaHash(ctx));
+}
+
+/**
+ * Why the etcd environment file is not ours to rewrite, or undefined. A file with only comments
+ * (the distro's default) or one kubeception wrote is ours.
+ */
+export async function foreignEtcdEnvironment(ctx: Pick<Context, 'files' | 'config'>): Promise<string | undefined> {
+  const file = ctx.config.distro.paths.etcdEnvironmentFile;
+  const text = await ctx.files.read(file);
+  if (text === undefined || text.startsWith(HEADER)) return undefined;
+  const active = text.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
+  return active.length ? `${file} has settings kubeception did not write (${active[0]!.split('=')[0]}…)` : undefined;
+}
+
+/** Reads the healthcheck client's TLS material (never logged). */
+async function healthcheckTls(ctx: Context) {
+  const p = etcdPki(ctx.config);
+  const [ca, cert, key] = await Promise.all([p.ca, p.healthcheckCert, p.healthcheckKey].map((f) => ctx.files.read(f)));
+  if (!ca || !cert || !key)
+    throw new HostStateError('etcd-pki-missing', { what: p.healthcheckCert, why: 'the etcd CA or healthcheck client certificate is missing', fix: 'run the certs step first (kubeception run bootstrap)' });
+  return { ca, cert, key };
+}
+
+/** Waits until etcd answers healthy on its loopback client URL. @throws KubeceptionError `etcd-unhealthy`. */
+export async function waitEtcdHealthy(ctx: Context): Promise<void> {
+  const tls = await healthcheckTls(ctx);
+  const target = etcdClientUrls(ctx.config)[0]!;
+  const tries = Math.ceil(ETCD_HEALTH_TIMEOUT_MS / ETCD_HEALTH_INTERVAL_MS);
+  await withRetry(async () => {
+    const why = await probeEtcd(target, tls);
+    if (why) throw etcdUnhealthy(target, why, ctx.config.distro.units.etcd);
+  }, { tries, delayMs: ETCD_HEALTH_INTERVAL_MS }, { signal: ctx.signal });
+}
+
+/** The `etcd` step body. */
+export async function ensureEtcd(ctx: Context): Promise<StepOutcome> {
+  const { config, files, systemd } = ctx;
+  const unit = config.distro.units.etcd;
+  const dataDir = config.etcd.dataDir;
+  const foreignEnv = await foreignEtcdEnvironment(ctx);
+  if (foreignEnv)
+    throw new HostStateError('etcd-config-foreign', { what: config.distro.paths.etcdEnvironmentFile, why: foreignEnv, fix: 'move the file aside (kubeception then writes its own), or configure etcd.extraArgs instead' });
+  const state = await etcdDataDirState(ctx);
+  if (state.kind === 'foreign') throw foreignDataDirError(dataDir, state.why);
+  const changes: string[] = [];
+  if (await files.mkdir(dataDir, 0o700, config.distro.etcdUser)) changes.push('data dir created');
+  if (state.kind === 'init') {
+    const marker = JSON.stringify({ etcdCA: await etcdCaHash(ctx), nodeName: config.nodeName }, null, 2);
+    if (await files.write(join(dataDir, ETCD_OWNER_MARKER), `${marker}\n`, { mode: 0o600, owner: config.distro.etcdUser })) changes.push('owner marker written');
+  }
+  ctx.state.etcdDataDir = state.kind;
+  const envChanged = await files.write(config.distro.paths.etcdEnvironmentFile, renderEtcdEnvironment(config), { mode: 0o644 });
+  if (envChanged) changes.push('environment written');
+  if (await systemd.enable([unit])) changes.push(`${unit} enabled`);
+  const active = await systemd.activeState(unit);
+  if (active !== 'active' || envChanged) {
+    ctx.log.info(`${active === 'active' ? 'restarting' : 'starting'} ${unit}`);
+    await systemd.start(unit, { restart: active === 'active' });
+    changes.push(`${unit} ${active === 'active' ? 'restarted' : 'started'}`);
+  }
+  ctx.state.etcdClientUrls = etcdClientUrls(config);
+  if (!ctx.dryRun) await waitEtcdHealthy(ctx);
+  return { changed: changes.length > 0, detail: changes.length ? `${changes.join(', ')}; ${state.kind}` : `healthy (${state.kind})` };
+}

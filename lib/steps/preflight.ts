@@ -1,0 +1,121 @@
+/**
+ * The `preflight` step: every check runs, then failures are reported once (kubeadm's way). Each
+ * check has a stable id that `--ignore-preflight-errors` (or `ignorePreflightErrors` in the config)
+ * turns into a warning; `all` ignores every check. Reads only: nothing on the host changes.
+ * @see kubernetes/cmd/kubeadm/app/preflight/checks.go
+ */
+import process from 'node:process';
+import * as C from '../constants.ts';
+import { PreflightError } from '../errors.ts';
+import { listeningPorts } from '../host/ports.ts';
+import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
+import type { Context } from '../context.ts';
+import type { StepOutcome } from '../dsl.ts';
+
+/** One failed check. */
+export interface CheckFailure {
+  id: string;
+  message: string;
+  fix: string;
+}
+
+/** A check: a stable id and a function returning a failure (message + fix) or undefined. */
+export interface Check {
+  id: string;
+  run(ctx: Context): Promise<Omit<CheckFailure, 'id'> | undefined>;
+}
+
+const pathId = (p: string) => p.replace(/\//g, '-');
+
+function binaryCheck(name: 'etcd' | 'kubelet' | 'kubectl'): Check {
+  return {
+    id: `FileExisting-${name}`,
+    async run(ctx) {
+      const bin = ctx.config.distro.binaries[name];
+      if (await ctx.sh.which(bin)) return undefined;
+      return { message: `${bin} not found on PATH`, fix: `install ${name} (the distro's package) or set binaries.${name} in distros/${ctx.config.distro.name}/${ctx.config.distro.name}.toml` };
+    },
+  };
+}
+
+function unitCheck(kind: 'etcd' | 'kubelet'): Check {
+  return {
+    id: `Service-${kind}`,
+    async run(ctx) {
+      const unit = ctx.config.distro.units[kind];
+      if ((await ctx.systemd.unitFileState(unit)) !== 'not-found') return undefined;
+      return { message: `systemd has no unit ${unit}`, fix: `install the ${kind} package that ships ${unit}, or set units.${kind} in the distro settings` };
+    },
+  };
+}
+
+/** Ports and the unit whose activity means the listener is our own component. */
+function portChecks(ctx: Context): Check[] {
+  const { config } = ctx;
+  const owned: [number, 'etcd' | 'kubelet'][] = [
+    [C.ETCD_CLIENT_PORT, 'etcd'],
+    [C.ETCD_PEER_PORT, 'etcd'],
+    [config.localAPIEndpoint.bindPort, 'kubelet'],
+    [config.bootstrapAPIEndpoint.bindPort, 'kubelet'],
+    [C.KUBELET_PORT, 'kubelet'],
+    [C.CONTROLLER_MANAGER_PORT, 'kubelet'],
+    [C.SCHEDULER_PORT, 'kubelet'],
+  ];
+  let ports: Promise<Set<number>> | undefined;
+  return owned.map(([port, owner]) => ({
+    id: `Port-${port}`,
+    async run(c: Context) {
+      ports ??= listeningPorts();
+      if (!(await ports).has(port)) return undefined;
+      const unit = c.config.distro.units[owner];
+      if ((await c.systemd.activeState(unit).catch(() => 'unknown')) === 'active') return undefined; // our own component
+      return { message: `port ${port} is in use and ${unit} is not active, so another program holds it`, fix: `stop the program listening on ${port} (ss -ltnp 'sport = :${port}')` };
+    },
+  }));
+}
+
+const checks = (ctx: Context): Check[] => [
+  {
+    id: 'IsPrivilegedUser',
+    async run() {
+      return process.getuid?.() === 0 ? undefined : { message: 'kubeception must run as root', fix: 'run it with sudo or as root' };
+    },
+  },
+  binaryCheck('etcd'),
+  binaryCheck('kubelet'),
+  binaryCheck('kubectl'),
+  unitCheck('etcd'),
+  unitCheck('kubelet'),
+  ...portChecks(ctx),
+  {
+    id: `DirAvailable-${pathId(ctx.config.etcd.dataDir)}`,
+    async run(c) {
+      const s = await etcdDataDirState(c);
+      return s.kind === 'foreign' ? { message: `etcd data dir ${c.config.etcd.dataDir}: ${s.why}`, fix: `move ${c.config.etcd.dataDir} aside if its data is not needed, or restore this cluster's PKI` } : undefined;
+    },
+  },
+  {
+    id: `FileAvailable-${pathId(ctx.config.distro.paths.etcdEnvironmentFile)}`,
+    async run(c) {
+      const why = await foreignEtcdEnvironment(c);
+      return why ? { message: why, fix: `move ${c.config.distro.paths.etcdEnvironmentFile} aside; kubeception writes its own` } : undefined;
+    },
+  },
+];
+
+/**
+ * Runs every check (plus `extra`, e.g. the PKI dry run), logs ignored failures as warnings.
+ * @throws PreflightError (exit 2) listing every failed, non-ignored check.
+ */
+export async function runPreflight(ctx: Context, extra: Check[] = []): Promise<StepOutcome> {
+  const ignore = ctx.options.ignorePreflightErrors;
+  const failures: CheckFailure[] = [];
+  for (const check of [...checks(ctx), ...extra]) {
+    const r = await check.run(ctx);
+    if (!r) continue;
+    if (ignore.has('all') || ignore.has(check.id)) ctx.log.warn(`[${check.id}] ${r.message} (ignored)`);
+    else failures.push({ id: check.id, ...r });
+  }
+  if (failures.length) throw new PreflightError(failures);
+  return { changed: false, detail: 'all checks passed' };
+}

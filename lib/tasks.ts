@@ -1,0 +1,62 @@
+/**
+ * Finding and loading task files, and applying the distro's overrides. Task files export data
+ * (a {@link Task}); importing one runs nothing.
+ *
+ * Lookup for task `name`: `./tasks/<name>.ts` in the working directory (the operator's editable
+ * copy), then the package's own `tasks/<name>.ts`.
+ */
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { TaskDefinitionError } from './errors.ts';
+import { applyEdits } from './graph.ts';
+import { Overrides, Step, type Task } from './dsl.ts';
+import type { Context } from './context.ts';
+
+const exists = (p: string) => fs.access(p).then(() => true, () => false);
+
+/** Absolute path of the task file. @throws TaskDefinitionError `task-unknown` listing the tasks found. */
+export async function findTaskFile(name: string, cwd: string, packageDir: string): Promise<string> {
+  if (!/^[a-z0-9-]+$/.test(name))
+    throw new TaskDefinitionError('task-unknown', { what: `task "${name}"`, why: 'task names are kebab-case file names', fix: 'use e.g. `bootstrap` or `join`' });
+  for (const dir of [join(cwd, 'tasks'), join(packageDir, 'tasks')]) {
+    const file = join(dir, `${name}.ts`);
+    if (await exists(file)) return file;
+  }
+  const known = (await fs.readdir(join(packageDir, 'tasks'))).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
+  throw new TaskDefinitionError('task-unknown', { what: `task "${name}"`, why: `no tasks/${name}.ts in ${cwd} or in the package`, fix: `use one of: ${known.join(', ')}` });
+}
+
+function isTask(v: unknown): v is Task<Context> {
+  const t = v as Task<Context>;
+  return !!t && typeof t.name === 'string' && Array.isArray(t.steps) && t.steps.every((s) => s instanceof Step);
+}
+
+/** Imports a task file. @throws TaskDefinitionError `task-invalid` if its default export is not a task. */
+export async function loadTaskFile(file: string): Promise<Task<Context>> {
+  let mod: { default?: unknown };
+  try {
+    mod = await import(pathToFileURL(file).href);
+  } catch (err) {
+    throw new TaskDefinitionError('task-invalid', { what: file, why: `cannot load it: ${(err as Error).message.split('\n')[0]}`, fix: 'fix the error in the task file', cause: err });
+  }
+  if (!isTask(mod.default))
+    throw new TaskDefinitionError('task-invalid', { what: file, why: 'its default export is not a task', fix: "end the file with `export default task('name', [ step(...), ... ])`" });
+  return mod.default;
+}
+
+/**
+ * Applies `distros/<distro>/overrides.ts` (if present) to `t`: its default export maps task names to
+ * {@link Overrides}.
+ * @throws TaskDefinitionError if an override names an unknown step.
+ */
+export async function applyDistroOverrides(t: Task<Context>, distro: string, packageDir: string): Promise<Task<Context>> {
+  const file = join(packageDir, 'distros', distro, 'overrides.ts');
+  if (!(await exists(file))) return t;
+  const mod = (await import(pathToFileURL(file).href)) as { default?: Record<string, Overrides<Context, string>> };
+  const o = mod.default?.[t.name];
+  if (!o) return t;
+  if (!(o instanceof Overrides))
+    throw new TaskDefinitionError('task-override', { what: `${file}: ${t.name}`, why: 'the value is not an overrides() list', fix: 'export default { bootstrap: overrides<typeof bootstrap>().replace(…) }' });
+  return applyEdits(t, o.edits, file);
+}

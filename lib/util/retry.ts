@@ -1,0 +1,36 @@
+/** Retries with backoff: the one wrapper around `p-retry`. */
+import pRetry, { AbortError } from 'p-retry';
+import { isBadInput } from '../errors.ts';
+import type { RetryPolicy } from '../dsl.ts';
+
+/**
+ * Calls `fn` until it resolves, at most `policy.tries` times, waiting `delayMs × backoff^(n-1)`
+ * between attempts. Bad-input errors (exit code 2) and an aborted `signal` are not retried.
+ * @returns what `fn` resolves to; rethrows the last error.
+ */
+export async function withRetry<T>(
+  fn: (attempt: number) => Promise<T>,
+  policy: RetryPolicy,
+  opts: { signal?: AbortSignal; onRetry?: (err: unknown, attempt: number) => void } = {},
+): Promise<T> {
+  if (policy.tries <= 1) return fn(1);
+  return pRetry(
+    async (attempt) => {
+      try {
+        return await fn(attempt);
+      } catch (err) {
+        if (isBadInput(err) || opts.signal?.aborted) throw new AbortError(err as Error);
+        throw err;
+      }
+    },
+    {
+      retries: policy.tries - 1,
+      minTimeout: policy.delayMs,
+      maxTimeout: Number.POSITIVE_INFINITY,
+      factor: policy.backoff ?? 1,
+      randomize: false,
+      signal: opts.signal,
+      onFailedAttempt: (e) => opts.onRetry?.(e, e.attemptNumber),
+    },
+  );
+}
