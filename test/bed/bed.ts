@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cgroupPids, mkSubCgroups, procsFiles, removeCgroups } from './cgroups.ts';
+import { cgroupPids, procsFiles, removeCgroups } from './cgroups.ts';
 import { launch } from './launch.ts';
 import { allocateIp, ensureBedNet, ensureHostNet, hostNetns, removeBedNet, removeHostNet, validHostIp, vethName } from './net.ts';
 import { alive, type ExecResult, own, run, runOk, signal, sleep, waitFor } from './proc.ts';
@@ -150,7 +150,6 @@ export class Host {
     const { nspawn, pid1 } = await launch(this.s, INIT_SOURCE);
     Object.assign(this.s, { nspawn, pid1 });
     writeState(this.s);
-    mkSubCgroups(this.s.cgroups, 'exec');
     this.failedUnits = await waitBooted(this, bootTimeoutMs);
   }
 
@@ -170,7 +169,7 @@ async function waitBooted(host: Host, timeoutMs: number): Promise<string[]> {
     if (last === 'running') return [];
     if (last === 'degraded') {
       const failed = await host.exec(['systemctl', 'list-units', '--failed', '--plain', '--no-legend']);
-      const units = failed.stdout.split('\n').filter(Boolean).map((l) => l.split(/\s+/)[0]);
+      const units = failed.stdout.split('\n').filter(Boolean).map((l) => l.split(/\s+/)[0] ?? l);
       process.stderr.write(`bed: host ${host.name} is degraded; failed units: ${units.join(', ')}\n`);
       return units;
     }

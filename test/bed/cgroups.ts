@@ -16,10 +16,10 @@ interface Hierarchy {
 function hierarchies(): Hierarchy[] {
   const out: Hierarchy[] = [];
   for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const [pre, post] = line.split(' - ');
+    const [pre = '', post] = line.split(' - ');
     if (!post) continue;
-    const [fstype, , superOpts] = post.split(' ');
-    const mountpoint = pre.split(' ')[4];
+    const [fstype, , superOpts = ''] = post.split(' ');
+    const mountpoint = pre.split(' ')[4] ?? '';
     if (!mountpoint.startsWith('/sys/fs/cgroup')) continue;
     if (fstype === 'cgroup2') out.push({ mountpoint, key: '' });
     if (fstype === 'cgroup') {
@@ -34,7 +34,7 @@ function hierarchies(): Hierarchy[] {
 function ownCgroups(): Map<string, string> {
   const m = new Map<string, string>();
   for (const line of readFileSync('/proc/self/cgroup', 'utf8').trim().split('\n')) {
-    const [, ctrls, path] = line.match(/^\d+:([^:]*):(.*)$/) ?? [];
+    const [, ctrls = '', path] = line.match(/^\d+:([^:]*):(.*)$/) ?? [];
     if (path !== undefined) m.set(ctrls.split(',').sort().join(','), path);
   }
   return m;
@@ -59,6 +59,10 @@ export function createHostCgroups(name: string): string[] {
     const base = `${h.mountpoint}${own.get(h.key) ?? '/'}`.replace(/\/+$/, '');
     mkCgroup(`${base}/${BED_GROUP}`);
     mkCgroup(`${base}/${BED_GROUP}/${name}`);
+    // `host` holds nspawn and the container; `exec` holds commands run through Host.exec, outside the
+    // container's cgroup root, where the host's systemd does not manage (or remove) them.
+    mkCgroup(`${base}/${BED_GROUP}/${name}/host`);
+    mkCgroup(`${base}/${BED_GROUP}/${name}/exec`);
     dirs.push(`${base}/${BED_GROUP}/${name}`);
   }
   return dirs;
@@ -103,7 +107,3 @@ export function removeCgroups(dirs: readonly string[]): void {
 /** The `cgroup.procs` files a process writes its PID to, to join the host's cgroups. */
 export const procsFiles = (dirs: readonly string[], sub = '') =>
   dirs.map((d) => `${d}${sub ? `/${sub}` : ''}/cgroup.procs`);
-
-export function mkSubCgroups(dirs: readonly string[], sub: string): void {
-  for (const d of dirs) mkCgroup(`${d}/${sub}`);
-}

@@ -5,12 +5,25 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  closeSync,
+  copyFileSync,
+  type Dirent,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { createHostCgroups, procsFiles } from './cgroups.ts';
 import { hostNetns } from './net.ts';
 import { children, comm, type OwnedPid, own, runOk, waitFor } from './proc.ts';
-import { type Bind, diskDir, type HostState, hostDir } from './state.ts';
+import { type Bind, diskDir, type HostState, hostDir, writeState } from './state.ts';
 
 const INIT = '/usr/local/lib/kubeception-bed/init';
 
@@ -35,10 +48,34 @@ export const MASKED_UNITS = [
  * default data dir, and containerd must not start before the bed has configured it (prepareKubeletHost
  * enables it). The unit files stay, so kubeception can configure and start them.
  */
-export const DISABLED_LINKS = [
-  '/etc/systemd/system/multi-user.target.wants/etcd.service',
-  '/etc/systemd/system/multi-user.target.wants/containerd.service',
-];
+export const DISABLED_UNITS = ['etcd', 'containerd'];
+
+/** The machine's enablement links of DISABLED_UNITS: systemd's (.wants links and aliases such as
+ * etcd2.service) and SysV rc links, all of which `systemctl is-enabled` reports. */
+function disabledLinks(): string[] {
+  const units = new Set(DISABLED_UNITS.map((u) => `${u}.service`));
+  const links: string[] = [];
+  const walk = (dir: string) => {
+    let entries: Dirent[] = [];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {}
+    for (const e of entries) {
+      const p = `${dir}/${e.name}`;
+      if (e.isDirectory()) walk(p);
+      else if (e.isSymbolicLink() && units.has(basename(readlinkSync(p)))) links.push(p);
+    }
+  };
+  walk('/etc/systemd/system');
+  for (const rc of ['0', '1', '2', '3', '4', '5', '6', 'S']) {
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(`/etc/rc${rc}.d`);
+    } catch {}
+    for (const e of entries) if (DISABLED_UNITS.includes(e.replace(/^[SK]\d\d/, ''))) links.push(`/etc/rc${rc}.d/${e}`);
+  }
+  return links;
+}
 
 /** Values the kubelet insists on; the init shadows any that differ on the VM (see init.sh). */
 export const KUBELET_SYSCTLS: Record<string, string> = {
@@ -79,7 +116,7 @@ export async function prepareUpper(s: HostState, initSource: string): Promise<vo
       mkdirSync(dirname(link), { recursive: true });
       if (!present(link)) symlinkSync('/dev/null', link);
     }
-    for (const link of DISABLED_LINKS) {
+    for (const link of disabledLinks()) {
       // An overlay whiteout (char device 0:0) hides the machine's link inside the host only.
       if (!present(link) || present(`${upper}${link}`)) continue;
       mkdirSync(dirname(`${upper}${link}`), { recursive: true });
@@ -121,13 +158,16 @@ function nspawnArgs(s: HostState): string[] {
 }
 
 // Runs inside `unshare -m --propagation private`: drop other hosts' mounts from this private copy (so it
-// pins none of their tmpfs or netns), mount the overlay, then become systemd-nspawn.
+// pins none of their tmpfs or netns), mount the overlay, then become systemd-nspawn. The machine's file
+// systems are not written to.
 const LAUNCHER = `set -eu
 for f in $KCB_PROCS; do echo $$ > "$f"; done
 awk '{ print $2 }' /proc/self/mounts | grep -E '^(/run/netns/|/run/kubeception-bed/hosts/)' | sort -r |
 while read -r m; do
   case "$m" in "$KCB_DISK"|"/run/netns/$KCB_NETNS") ;; *) umount -l "$m" 2>/dev/null || true ;; esac
 done
+# nspawn keeps lock and propagation dirs under /run/systemd/nspawn: keep them in this namespace only.
+if [ -d /run/systemd ]; then mount -t tmpfs -o mode=0755 kc-bed-run /run/systemd; fi
 mount --bind / "$KCB_LOWER"
 mount -o remount,bind,ro "$KCB_LOWER"
 mount -t overlay overlay -o "lowerdir=$KCB_LOWER,upperdir=$KCB_DISK/upper,workdir=$KCB_DISK/work" "$KCB_ROOT"
@@ -142,6 +182,7 @@ export async function launch(s: HostState, initSource: string): Promise<{ nspawn
   await runOk(['rm', '-f', `${diskDir(s.name)}/dbus/system_bus_socket`]);
   await prepareUpper(s, initSource);
   s.cgroups = createHostCgroups(s.name);
+  writeState(s);
   const log = openSync(`${dir}/console.log`, 'a');
   const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', LAUNCHER, 'launcher', ...nspawnArgs(s)], {
     detached: true,
@@ -149,7 +190,7 @@ export async function launch(s: HostState, initSource: string): Promise<{ nspawn
     env: {
       PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       SYSTEMD_NSPAWN_API_VFS_WRITABLE: 'network',
-      KCB_PROCS: procsFiles(s.cgroups).join(' '),
+      KCB_PROCS: procsFiles(s.cgroups, 'host').join(' '),
       KCB_DISK: diskDir(s.name),
       KCB_NETNS: hostNetns(s.name),
       KCB_LOWER: `${dir}/lower`,
@@ -165,9 +206,18 @@ export async function launch(s: HostState, initSource: string): Promise<{ nspawn
     exited = code ?? -1;
   });
   const pid1 = await waitFor(() => {
-    if (exited !== null) throw new Error(`bed: host ${s.name} exited (${exited}) while booting; see ${dir}/console.log`);
+    if (exited !== null) throw new Error(`bed: host ${s.name} exited (${exited}) while booting:\n${consoleTail(s.name)}`);
     return children(nspawn.pid).find((p) => comm(p) === 'systemd');
   }, 30_000, 20);
-  if (!pid1) throw new Error(`bed: host ${s.name} has no systemd after 30 s; see ${dir}/console.log`);
+  if (!pid1) throw new Error(`bed: host ${s.name} has no systemd after 30 s:\n${consoleTail(s.name)}`);
   return { nspawn, pid1: own(pid1) };
+}
+
+/** The last lines of the host's console (nspawn's and systemd's output). */
+export function consoleTail(name: string, lines = 20): string {
+  try {
+    return readFileSync(`${hostDir(name)}/console.log`, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no console log)';
+  }
 }

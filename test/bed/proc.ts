@@ -25,7 +25,9 @@ const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGT
 /** Runs argv in its own process group and collects its output; never throws for a non-zero exit. */
 export function run(argv: readonly string[], opts: RunOptions = {}): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), {
+    const [cmd, ...args] = argv;
+    if (cmd === undefined) throw new Error('bed: run() needs a command');
+    const child = spawn(cmd, args, {
       env: opts.env ?? process.env,
       cwd: opts.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
