@@ -74,7 +74,8 @@ export function loadPrivateKey(pem: string, source: string, rsaOnly = true): Key
 
 /** The DER SubjectPublicKeyInfo of a private or public key, for comparing keys with certificates. */
 export function publicKeyDer(key: KeyObject): Buffer {
-  return createPublicKey(key).export({ type: 'spki', format: 'der' });
+  const pub = key.type === 'public' ? key : createPublicKey(key);
+  return pub.export({ type: 'spki', format: 'der' });
 }
 
 /** The SPKI PEM (`-----BEGIN PUBLIC KEY-----`) of a private key: the content of kubeadm's `sa.pub`. */

@@ -1,0 +1,117 @@
+/** The node-forge wrapper and the key module, checked against the openssl CLI. */
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { PkiError } from '../../../lib/pki/errors.ts';
+import { certMatchesKey, createCaCert, createSignedCert, isSignedBy, parseCert, spkiSha256 } from '../../../lib/pki/forge.ts';
+import { assertSupportedAlgorithm, generatePrivateKey, loadPrivateKey } from '../../../lib/pki/keys.ts';
+import { openssl, removeDir, shell, tempDir } from './fixtures.ts';
+
+const isPkiError = (code: string, what?: string) => (e: unknown) =>
+  e instanceof PkiError && e.code === code && (what === undefined || e.what.includes(what));
+
+describe('forge wrapper', () => {
+  let dir: string;
+  let caKeyPem: string;
+  let otherKeyPem: string;
+  let leafKeyPem: string;
+  let caPem: string;
+  let leafPem: string;
+
+  before(async () => {
+    dir = await tempDir();
+    [caKeyPem, otherKeyPem, leafKeyPem] = await Promise.all([1, 2, 3].map(() => generatePrivateKey('RSA-2048')));
+    const caKey = loadPrivateKey(caKeyPem, 'ca.key');
+    caPem = createCaCert({ commonName: 'kubernetes', validityDays: 3650 }, caKey, 'ca.crt');
+    leafPem = createSignedCert(
+      {
+        commonName: 'kube-apiserver', organizations: ['o1', 'o2'], usages: ['serverAuth', 'clientAuth'], validityDays: 365,
+        dnsNames: ['kubernetes', 'Node-A.example'], ipAddresses: ['10.96.0.1', 'fd00:20:0::2'],
+      },
+      loadPrivateKey(leafKeyPem, 'leaf.key'),
+      { certPem: caPem, key: caKey },
+      'leaf.crt',
+    );
+    await Promise.all([writeFile(join(dir, 'ca.crt'), caPem), writeFile(join(dir, 'leaf.crt'), leafPem), writeFile(join(dir, 'ca.key'), caKeyPem)]);
+  });
+  after(() => removeDir(dir));
+
+  it('writes PKCS#1 RSA keys of the requested size', async () => {
+    assert.match(caKeyPem, /^-----BEGIN RSA PRIVATE KEY-----\n/);
+    assert.match(await openssl('pkey', '-in', join(dir, 'ca.key'), '-noout', '-text'), /Private-Key: \(2048 bit/);
+  });
+
+  it('parses what it issued: subject, SANs (IPv6 normalised), usages, CA flag, validity', () => {
+    const info = parseCert(leafPem, 'leaf.crt');
+    assert.equal(info.commonName, 'kube-apiserver');
+    assert.deepEqual(info.organizations, ['o1', 'o2']);
+    assert.equal(info.issuerCommonName, 'kubernetes');
+    assert.deepEqual(info.dnsNames, ['kubernetes', 'node-a.example']);
+    assert.deepEqual(info.ipAddresses, ['10.96.0.1', 'fd00:20::2']);
+    assert.deepEqual(info.usages, ['clientAuth', 'serverAuth']);
+    assert.equal(info.isCA, false);
+    assert.equal(parseCert(caPem, 'ca.crt').isCA, true);
+    const days = (info.notAfter.getTime() - info.notBefore.getTime()) / 86_400_000;
+    assert.ok(days > 365 && days < 365.01, `validity ${days} days`);
+  });
+
+  it('issues certificates openssl accepts, with the extensions kubeadm sets', async () => {
+    assert.match(await openssl('verify', '-CAfile', join(dir, 'ca.crt'), join(dir, 'leaf.crt')), /leaf\.crt: OK/);
+    const text = await openssl('x509', '-in', join(dir, 'leaf.crt'), '-noout', '-text');
+    assert.match(text, /DNS:kubernetes, DNS:Node-A\.example, IP Address:10\.96\.0\.1, IP Address:FD00:20:0:0:0:0:0:2/);
+    assert.match(text, /Subject: O = o1, O = o2, CN = kube-apiserver/);
+    assert.match(text, /Basic Constraints: critical\s+CA:FALSE/);
+    assert.match(text, /Extended Key Usage: \s*TLS Web Server Authentication, TLS Web Client Authentication/);
+    assert.match(text, /Authority Key Identifier/);
+    assert.match(text, /Signature Algorithm: sha256WithRSAEncryption/);
+    const caText = await openssl('x509', '-in', join(dir, 'ca.crt'), '-noout', '-text');
+    assert.match(caText, /Basic Constraints: critical\s+CA:TRUE/);
+    assert.match(caText, /Key Usage: critical\s+Digital Signature, Key Encipherment, Certificate Sign/);
+  });
+
+  it('computes the CA hash as kubeadm/openssl do (sha256 of the SubjectPublicKeyInfo)', async () => {
+    const out = await shell(`openssl x509 -in '${join(dir, 'ca.crt')}' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -hex`);
+    const hex = /([0-9a-f]{64})/.exec(out)?.[1];
+    assert.ok(hex, out);
+    assert.equal(spkiSha256(caPem, 'ca.crt'), `sha256:${hex}`);
+  });
+
+  it('checks signatures, not just issuer names', () => {
+    const impostorKey = loadPrivateKey(otherKeyPem, 'other.key');
+    const impostor = createCaCert({ commonName: 'kubernetes', validityDays: 10 }, impostorKey, 'other.crt'); // same subject
+    assert.equal(isSignedBy(leafPem, caPem), true);
+    assert.equal(isSignedBy(leafPem, impostor), false);
+    assert.equal(isSignedBy(caPem, leafPem), false);
+  });
+
+  it('matches keys with certificates', () => {
+    assert.equal(certMatchesKey(leafPem, loadPrivateKey(leafKeyPem, 'leaf.key')), true);
+    assert.equal(certMatchesKey(leafPem, loadPrivateKey(caKeyPem, 'ca.key')), false);
+  });
+
+  it('wraps unreadable PEM in pki-bad-cert naming the file', () => {
+    assert.throws(() => parseCert('garbage', '/pki/x.crt'), isPkiError('pki-bad-cert', '/pki/x.crt'));
+    assert.throws(() => parseCert(caKeyPem, '/pki/ca.crt'), isPkiError('pki-bad-cert', '/pki/ca.crt'));
+  });
+
+  it('refuses an encrypted key without echoing key material', async () => {
+    const enc = await openssl('pkey', '-in', join(dir, 'ca.key'), '-aes256', '-passout', 'pass:x');
+    let err: unknown;
+    try {
+      loadPrivateKey(enc, '/pki/ca.key');
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(isPkiError('pki-bad-key', '/pki/ca.key')(err));
+    const text = (err as PkiError).render() + (err as PkiError).message;
+    const bodyLine = enc.split('\n').find((l) => l.length > 40) ?? 'unreachable';
+    assert.ok(!text.includes(bodyLine) && !text.includes('BEGIN'), text);
+  });
+
+  it('refuses ECDSA-P256 with a typed error naming the algorithms that work', async () => {
+    assert.throws(() => assertSupportedAlgorithm('ECDSA-P256'), (e: unknown) =>
+      isPkiError('pki-unsupported-algorithm')(e) && (e as PkiError).badInput && /RSA-2048, RSA-3072, RSA-4096/.test((e as PkiError).fix));
+    await assert.rejects(generatePrivateKey('ECDSA-P256'), isPkiError('pki-unsupported-algorithm'));
+  });
+});

@@ -1,0 +1,137 @@
+/** reconcilePki on a temp dir: a fresh PKI, a no-op second run, openssl as the checker, dry-run. */
+import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { DryRunFiles, RealFiles, type HostFiles, type WriteOptions } from '../../../lib/host/files.ts';
+import { certSpecs, type LeafSpec } from '../../../lib/pki/certs.ts';
+import { PkiError } from '../../../lib/pki/errors.ts';
+import { reconcilePki } from '../../../lib/pki/reconcile.ts';
+import { copyOfFreshPki, freshPki, openssl, removeDir, sampleConfig, shell, snapshot, tempDir } from './fixtures.ts';
+
+const ALL = [
+  'ca', 'apiserver', 'apiserver-kubelet-client', 'front-proxy-ca', 'front-proxy-client',
+  'etcd/ca', 'etcd/server', 'etcd/peer', 'etcd/healthcheck-client', 'apiserver-etcd-client', 'sa',
+];
+const cleanup: string[] = [];
+after(async () => {
+  await Promise.all([...cleanup, (await freshPki()).dir].map(removeDir));
+});
+
+describe('reconcilePki on an empty certificatesDir', () => {
+  it('creates every certificate and key, in table order', async () => {
+    const { report } = await freshPki();
+    assert.deepEqual(report.entries.map((e) => [e.name, e.action]), ALL.map((n) => [n, 'created']));
+    assert.equal(report.written.length, 22);
+  });
+
+  it('writes keys 0600 and certificates and sa.pub 0644, kubeadm file names', async () => {
+    const { dir } = await freshPki();
+    const files = await snapshot(dir);
+    const expected = [...ALL.flatMap((n) => (n === 'sa' ? ['sa.key', 'sa.pub'] : [`${n}.crt`, `${n}.key`]))].sort();
+    assert.deepEqual([...files.keys()].sort(), expected);
+    for (const [name, { mode }] of files) assert.equal(mode, name.endsWith('.key') ? 0o600 : 0o644, name);
+  });
+
+  it('issues leaves that `openssl verify -CAfile <their CA>` accepts — and not with another CA', async () => {
+    const { dir } = await freshPki();
+    const leaves = certSpecs(sampleConfig({ certificatesDir: dir })).filter((s): s is LeafSpec => s.kind === 'leaf');
+    assert.equal(leaves.length, 7);
+    for (const leaf of leaves) {
+      const caFile = join(dir, `${leaf.caName}.crt`);
+      assert.match(await openssl('verify', '-CAfile', caFile, leaf.certPath!), /: OK\n$/, leaf.name);
+      const wrongCa = join(dir, leaf.caName === 'ca' ? 'etcd/ca.crt' : 'ca.crt');
+      await assert.rejects(openssl('verify', '-CAfile', wrongCa, leaf.certPath!), leaf.name);
+    }
+  });
+
+  it('puts the configured SANs into apiserver.crt (openssl x509 -text)', async () => {
+    const { dir } = await freshPki();
+    const text = await openssl('x509', '-in', join(dir, 'apiserver.crt'), '-noout', '-text');
+    for (const san of [
+      'DNS:cp-1', 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', 'DNS:kubernetes.default.svc.cluster.local',
+      'DNS:localhost', 'IP Address:10.96.0.1', 'IP Address:10.250.0.2', 'IP Address:127.0.0.1',
+    ]) assert.ok(text.includes(san), `${san} missing from:\n${text}`);
+    const etcd = await openssl('x509', '-in', join(dir, 'etcd/server.crt'), '-noout', '-text');
+    assert.match(etcd, /DNS:cp-1, DNS:localhost, IP Address:10\.250\.0\.2, IP Address:127\.0\.0\.1, IP Address:0:0:0:0:0:0:0:1\n/);
+    assert.match(etcd, /Subject: CN = cp-1\n/);
+  });
+
+  it('matches every key to its certificate (openssl: same public key)', async () => {
+    const { dir } = await freshPki();
+    for (const s of certSpecs(sampleConfig({ certificatesDir: dir }))) {
+      const fromCert = await openssl('x509', '-in', s.certPath!, '-noout', '-pubkey');
+      const fromKey = await openssl('pkey', '-in', s.keyPath!, '-pubout');
+      assert.equal(fromCert, fromKey, s.name);
+    }
+    assert.equal(await openssl('pkey', '-in', join(dir, 'sa.key'), '-pubout'), await openssl('pkey', '-pubin', '-in', join(dir, 'sa.pub')));
+  });
+});
+
+describe('reconcilePki, second run', () => {
+  it('keeps everything, writes nothing, leaves every byte and mode as it was', async () => {
+    const { dir } = await freshPki();
+    const before = await snapshot(dir);
+    const report = await reconcilePki(sampleConfig({ certificatesDir: dir }), new RealFiles());
+    assert.deepEqual(report.entries.map((e) => [e.name, e.action]), ALL.map((n) => [n, 'kept']));
+    assert.match(report.entries[1]!.reason, /^valid until \d{4}-\d\d-\d\d$/);
+    assert.deepEqual(report.written, []);
+    assert.deepEqual(await snapshot(dir), before);
+  });
+});
+
+describe('reconcilePki file ownership', () => {
+  it('asks for etcd/server.key and etcd/peer.key to be owned by distro.etcdUser, nothing else', async () => {
+    const dir = await tempDir();
+    cleanup.push(dir);
+    const real = new RealFiles();
+    const owners = new Map<string, string | undefined>();
+    const spy: HostFiles = Object.assign(Object.create(real) as HostFiles, {
+      write(path: string, data: string | Uint8Array, opts: WriteOptions) {
+        owners.set(path.slice(dir.length + 1), opts.owner);
+        return real.write(path, data, opts);
+      },
+    });
+    const config = sampleConfig({ certificatesDir: dir });
+    await reconcilePki(config, spy);
+    assert.equal(owners.size, 22);
+    const user = config.distro.etcdUser;
+    assert.deepEqual([...owners].filter(([, o]) => o !== undefined).sort(), [['etcd/peer.key', user], ['etcd/server.key', user]]);
+  });
+
+  it('chowns the etcd keys on the host (root only: uses the `nobody` user)', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('chown to another user needs root');
+    const nobodyUid = Number((await shell('id -u nobody')).trim());
+    const dir = await copyOfFreshPki();
+    cleanup.push(dir);
+    const config = sampleConfig({ certificatesDir: dir });
+    const report = await reconcilePki({ ...config, distro: { ...config.distro, etcdUser: 'nobody' } }, new RealFiles());
+    assert.deepEqual(report.written.map((p) => p.slice(dir.length + 1)).sort(), ['etcd/peer.key', 'etcd/server.key']);
+    assert.match(report.entries.find((e) => e.name === 'etcd/server')!.reason, /rewrote .*etcd\/server\.key/);
+    for (const f of ['etcd/server.key', 'etcd/peer.key']) assert.equal((await stat(join(dir, f))).uid, nobodyUid, f);
+    assert.equal((await stat(join(dir, 'etcd/ca.key'))).uid, 0);
+    assert.equal((await stat(join(dir, 'etcd/server.key'))).mode & 0o7777, 0o600);
+  });
+});
+
+describe('reconcilePki under dry-run', () => {
+  it('reports what it would create and writes nothing', async () => {
+    const dir = await tempDir();
+    cleanup.push(dir);
+    const files = new DryRunFiles();
+    const report = await reconcilePki(sampleConfig({ certificatesDir: join(dir, 'pki') }), files);
+    assert.deepEqual(report.entries.map((e) => e.action), ALL.map(() => 'created'));
+    assert.equal(files.planned.filter((p) => p.op === 'write').length, 22);
+    assert.deepEqual(await snapshot(dir), new Map());
+  });
+});
+
+describe('reconcilePki bad input', () => {
+  it('refuses ECDSA-P256 before touching the host', async () => {
+    const dir = await tempDir();
+    cleanup.push(dir);
+    await assert.rejects(reconcilePki(sampleConfig({ certificatesDir: dir, encryptionAlgorithm: 'ECDSA-P256' }), new RealFiles()),
+      (e: unknown) => e instanceof PkiError && e.code === 'pki-unsupported-algorithm' && e.badInput);
+    assert.deepEqual(await snapshot(dir), new Map());
+  });
+});
