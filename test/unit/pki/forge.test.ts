@@ -21,7 +21,7 @@ describe('forge wrapper', () => {
 
   before(async () => {
     dir = await tempDir();
-    [caKeyPem, otherKeyPem, leafKeyPem] = await Promise.all([1, 2, 3].map(() => generatePrivateKey('RSA-2048')));
+    [caKeyPem, otherKeyPem, leafKeyPem] = await Promise.all([generatePrivateKey('RSA-2048'), generatePrivateKey('RSA-2048'), generatePrivateKey('RSA-2048')]);
     const caKey = loadPrivateKey(caKeyPem, 'ca.key');
     caPem = createCaCert({ commonName: 'kubernetes', validityDays: 3650 }, caKey, 'ca.crt');
     leafPem = createSignedCert(
