@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TaskDefinitionError } from './errors.ts';
 import { applyEdits } from './graph.ts';
-import { Overrides, Step, type Task } from './dsl.ts';
+import type { Overrides, Step, Task } from './dsl.ts';
 import type { Context } from './context.ts';
 
 const exists = (p: string) => fs.access(p).then(() => true, () => false);
@@ -29,7 +29,8 @@ export async function findTaskFile(name: string, cwd: string, packageDir: string
 
 function isTask(v: unknown): v is Task<Context> {
   const t = v as Task<Context>;
-  return !!t && typeof t.name === 'string' && Array.isArray(t.steps) && t.steps.every((s) => s instanceof Step);
+  // Structural, not instanceof: a site's task file may import the DSL from another copy of kubeception.
+  return !!t && typeof t.name === 'string' && Array.isArray(t.steps) && t.steps.every((s) => typeof (s as Step<Context>)?.spec?.id === 'string');
 }
 
 /** Imports a task file. @throws TaskDefinitionError `task-invalid` if its default export is not a task. */
@@ -56,7 +57,7 @@ export async function applyDistroOverrides(t: Task<Context>, distro: string, pac
   const mod = (await import(pathToFileURL(file).href)) as { default?: Record<string, Overrides<Context, string>> };
   const o = mod.default?.[t.name];
   if (!o) return t;
-  if (!(o instanceof Overrides))
+  if (!Array.isArray((o as Overrides<Context, string>).edits))
     throw new TaskDefinitionError('task-override', { what: `${file}: ${t.name}`, why: 'the value is not an overrides() list', fix: 'export default { bootstrap: overrides<typeof bootstrap>().replace(…) }' });
   return applyEdits(t, o.edits, file);
 }

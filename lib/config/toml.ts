@@ -10,9 +10,10 @@ export function parseToml(text: string, file: string): unknown {
   try {
     return toml.parse(text);
   } catch (err) {
-    const e = err as { line?: number; column?: number; message?: string };
+    const e = err as { line?: number; column?: number; location?: { start?: { line: number; column: number } }; message?: string };
+    const pos = e.location?.start ?? (e.line ? { line: e.line, column: e.column ?? 0 } : undefined);
     throw new ConfigError('config-toml', {
-      what: `${file}${e.line ? `:${e.line}:${e.column}` : ''}`,
+      what: `${file}${pos ? `:${pos.line}:${pos.column}` : ''}`,
       why: `not valid TOML: ${e.message ?? err}`,
       fix: 'correct the TOML syntax at that position',
       cause: err,

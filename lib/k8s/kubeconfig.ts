@@ -1,0 +1,51 @@
+/**
+ * Kubeconfig files with embedded credentials (kubeadm's shape: one cluster `kubernetes`, one user,
+ * one context `<user>@kubernetes`). Rendering is deterministic, so a re-run writes nothing.
+ * @see https://kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig/
+ */
+import { fromYaml, toYaml } from '../util/yaml.ts';
+
+/** What a kubeconfig holds. PEM strings; `server` an https URL. */
+export interface KubeconfigSpec {
+  server: string;
+  caPem: string;
+  user: string;
+  certPem: string;
+  keyPem: string;
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const unb64 = (s: unknown) => (typeof s === 'string' ? Buffer.from(s, 'base64').toString('utf8') : undefined);
+
+/** Renders a kubeconfig as YAML. */
+export function renderKubeconfig(k: KubeconfigSpec): string {
+  const context = `${k.user}@kubernetes`;
+  return toYaml({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'kubernetes', cluster: { 'certificate-authority-data': b64(k.caPem), server: k.server } }],
+    contexts: [{ name: context, context: { cluster: 'kubernetes', user: k.user } }],
+    'current-context': context,
+    users: [{ name: k.user, user: { 'client-certificate-data': b64(k.certPem), 'client-key-data': b64(k.keyPem) } }],
+    preferences: {},
+  });
+}
+
+/** What can be read back from an existing kubeconfig; fields absent if unreadable. */
+export function parseKubeconfig(text: string, source: string): Partial<KubeconfigSpec> {
+  let doc: any;
+  try {
+    doc = fromYaml(text, source);
+  } catch {
+    return {};
+  }
+  const cluster = doc?.clusters?.[0]?.cluster ?? {};
+  const user = doc?.users?.[0] ?? {};
+  return {
+    server: typeof cluster.server === 'string' ? cluster.server : undefined,
+    caPem: unb64(cluster['certificate-authority-data']),
+    user: typeof user.name === 'string' ? user.name : undefined,
+    certPem: unb64(user.user?.['client-certificate-data']),
+    keyPem: unb64(user.user?.['client-key-data']),
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * The `kubeconfig` step (kubeadm's `kubeconfig` phase): admin, controller-manager and scheduler
+ * kubeconfigs for the final apiserver and for the bootstrap apiserver, and the kubelet's kubeconfig.
+ * Client certificates are reconciled like every leaf (kept if valid, re-issued for the same key if
+ * not), embedded in the files, never written elsewhere.
+ *
+ * Host effects: files mode 0600 under the distro's `secretsDir` (`admin.conf`,
+ * `controller-manager.conf`, `scheduler.conf`, and `bootstrap-*.conf`) and `kubeletConfigDir/kubeconfig`.
+ * The kubelet's kubeconfig keeps its server if it already names the bootstrap or final apiserver
+ * (the pivot steps move it); otherwise it points at the bootstrap apiserver.
+ */
+import { join } from 'node:path';
+import { KUBECONFIG, KUBELET_KUBECONFIG } from '../constants.ts';
+import { HostStateError } from '../errors.ts';
+import { url } from '../net/cidr.ts';
+import { kubeconfigClientSpecs } from '../pki/certs.ts';
+import { reconcileLeaf } from '../pki/reconcile.ts';
+import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
+import type { Context } from '../context.ts';
+import type { StepOutcome } from '../dsl.ts';
+import type { ResolvedConfig } from '../types.ts';
+
+/** `https://<advertiseAddress>:<port>` of the final and the bootstrap apiserver. */
+export function apiserverUrls(config: ResolvedConfig) {
+  const adv = config.localAPIEndpoint.advertiseAddress;
+  return { final: url('https', adv, config.localAPIEndpoint.bindPort), bootstrap: url('https', adv, config.bootstrapAPIEndpoint.bindPort) };
+}
+
+/** Paths of every kubeconfig this step writes. */
+export function kubeconfigPaths(config: ResolvedConfig) {
+  const s = config.distro.paths.secretsDir;
+  return {
+    admin: join(s, KUBECONFIG.admin),
+    controllerManager: join(s, KUBECONFIG.controllerManager),
+    scheduler: join(s, KUBECONFIG.scheduler),
+    bootstrapAdmin: join(s, `bootstrap-${KUBECONFIG.admin}`),
+    bootstrapControllerManager: join(s, `bootstrap-${KUBECONFIG.controllerManager}`),
+    bootstrapScheduler: join(s, `bootstrap-${KUBECONFIG.scheduler}`),
+    kubelet: join(config.distro.paths.kubeletConfigDir, KUBELET_KUBECONFIG),
+  };
+}
+
+/** The `kubeconfig` step body. */
+export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
+  const { config, files } = ctx;
+  const caPath = join(config.certificatesDir, 'ca.crt');
+  const [caPem, caKeyPem] = await Promise.all([files.read(caPath), files.read(join(config.certificatesDir, 'ca.key'))]);
+  if (!caPem || !caKeyPem) throw new HostStateError('pki-missing', { what: caPath, why: 'the cluster CA is missing', fix: 'run the certs step first' });
+  const urls = apiserverUrls(config);
+  const paths = kubeconfigPaths(config);
+  const targets: Record<string, [string, string][]> = {
+    admin: [[paths.admin, urls.final], [paths.bootstrapAdmin, urls.bootstrap]],
+    'controller-manager': [[paths.controllerManager, urls.final], [paths.bootstrapControllerManager, urls.bootstrap]],
+    scheduler: [[paths.scheduler, urls.final], [paths.bootstrapScheduler, urls.bootstrap]],
+    kubelet: [[paths.kubelet, '']],
+  };
+  const done: string[] = [];
+  for (const spec of kubeconfigClientSpecs(config)) {
+    const [primary] = targets[spec.name]!;
+    const existingText = await files.read(primary![0]);
+    const existing = existingText ? parseKubeconfig(existingText, primary![0]) : {};
+    const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, { certPem: caPem, keyPem: caKeyPem }, config);
+    if (leaf.action !== 'kept') ctx.log.info(`${spec.name}: client certificate ${leaf.action} (${leaf.reason})`);
+    for (const [path, server] of targets[spec.name]!) {
+      const current = path === primary![0] ? existing.server : undefined;
+      const chosen = server || (current === urls.final || current === urls.bootstrap ? current : urls.bootstrap);
+      const text = renderKubeconfig({ server: chosen, caPem, user: spec.commonName, certPem: leaf.certPem, keyPem: leaf.keyPem });
+      if (await files.write(path, text, { mode: 0o600, dirMode: 0o755 })) done.push(path);
+    }
+  }
+  return { changed: done.length > 0, detail: done.length ? `${done.length} written` : 'all up to date' };
+}

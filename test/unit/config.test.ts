@@ -1,0 +1,77 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolveConfig, isDns1123Subdomain, type HostFacts } from '../../lib/config/validate.ts';
+import { parseConfig, parseDistro } from '../../lib/config/schema.ts';
+import { parseToml } from '../../lib/config/toml.ts';
+import { renderEtcdEnvironment } from '../../lib/etcd/config.ts';
+import { ConfigError } from '../../lib/errors.ts';
+import type { DistroSettings, KubeceptionConfig } from '../../lib/types.ts';
+import { readFileSync } from 'node:fs';
+
+const distro: DistroSettings = parseDistro(parseToml(readFileSync(new URL('../../distros/debian/debian.toml', import.meta.url), 'utf8'), 'debian.toml'), 'debian', 'debian.toml');
+const facts: HostFacts = { hostname: 'Node-A', addresses: [{ address: '10.250.0.2', cidr: '10.250.0.2/16' }, { address: 'fd00:20::2', cidr: 'fd00:20::2/64' }] };
+const resolve = (cfg: KubeceptionConfig, f: HostFacts = facts) => resolveConfig(parseConfig(cfg, 'cfg.ts'), distro, f, 'cfg.ts');
+
+function rejects(cfg: unknown, field: RegExp, why: RegExp, f: HostFacts = facts) {
+  assert.throws(() => resolveConfig(parseConfig(cfg, 'cfg.ts'), distro, f, 'cfg.ts'), (e: unknown) => {
+    assert.ok(e instanceof ConfigError, `expected ConfigError, got ${e}`);
+    assert.match(e.what, field);
+    assert.match(e.why, why);
+    assert.ok(e.fix.length > 10);
+    return true;
+  });
+}
+
+test('defaults: node name from the host name, lower-cased; first IPv4 advertised', () => {
+  const c = resolve({});
+  assert.equal(c.nodeName, 'node-a');
+  assert.equal(c.localAPIEndpoint.advertiseAddress, '10.250.0.2');
+  assert.equal(c.localAPIEndpoint.bindPort, 6443);
+  assert.equal(c.bootstrapAPIEndpoint.bindPort, 6444);
+  assert.equal(c.certificatesDir, '/etc/kubernetes/pki');
+  assert.equal(c.etcd.dataDir, '/var/lib/etcd/default');
+});
+
+test('IPv6 advertise address: etcd URLs are bracketed', () => {
+  const c = resolve({ localAPIEndpoint: { advertiseAddress: 'fd00:20:0::2' }, networking: { serviceSubnet: 'fd00:96::/108', podSubnet: 'fd00:244::/56' } });
+  assert.equal(c.localAPIEndpoint.advertiseAddress, 'fd00:20::2');
+  const env = renderEtcdEnvironment(c);
+  assert.match(env, /ETCD_ADVERTISE_CLIENT_URLS="https:\/\/\[fd00:20::2\]:2379"/);
+  assert.match(env, /ETCD_INITIAL_CLUSTER="node-a=https:\/\/\[fd00:20::2\]:2380"/);
+  assert.match(env, /ETCD_LISTEN_CLIENT_URLS="https:\/\/127.0.0.1:2379,https:\/\/\[fd00:20::2\]:2379"/);
+});
+
+test('DNS-1123 subdomain rule', () => {
+  for (const ok of ['a', 'node-a', 'n1.example.com', 'x'.repeat(63)]) assert.ok(isDns1123Subdomain(ok), ok);
+  for (const bad of ['', 'node_a', '-a', 'a-', 'A', 'a..b', 'x'.repeat(64), `${'a.'.repeat(127)}ab`]) assert.ok(!isDns1123Subdomain(bad), bad);
+});
+
+const bad: [string, unknown, RegExp, RegExp, HostFacts?][] = [
+  ['nodeName with underscore', { nodeName: 'node_a' }, /nodeName/, /DNS-1123/],
+  ['host name not DNS-1123', {}, /nodeName \(from the host name\)/, /DNS-1123/, { ...facts, hostname: 'bad_host' }],
+  ['overlapping pod and service subnets', { networking: { podSubnet: '10.0.0.0/8', serviceSubnet: '10.96.0.0/12' } }, /podSubnet.*serviceSubnet/, /10\.0\.0\.0\/8.*10\.96\.0\.0\/12/],
+  ['pod subnet overlapping the host network', { networking: { podSubnet: '10.250.128.0/17' } }, /networking\.podSubnet/, /host network 10\.250\.0\.2\/16/],
+  ['service subnet with host bits', { networking: { serviceSubnet: '10.96.0.1/12' } }, /serviceSubnet/, /host bits/],
+  ['pod subnet not a CIDR', { networking: { podSubnet: '10.244.0.0' } }, /podSubnet/, /CIDR/],
+  ['advertise address not an IP', { localAPIEndpoint: { advertiseAddress: 'master.local' } }, /advertiseAddress/, /not an IP/],
+  ['advertise address not on this host', { localAPIEndpoint: { advertiseAddress: '192.0.2.7' } }, /advertiseAddress/, /not assigned/],
+  ['bindPort out of range', { localAPIEndpoint: { bindPort: 70000 } }, /localAPIEndpoint\.bindPort/, /not a TCP port/],
+  ['bootstrap and final ports equal', { localAPIEndpoint: { bindPort: 6443 }, bootstrapAPIEndpoint: { bindPort: 6443 } }, /bootstrapAPIEndpoint\.bindPort/, /coexist/],
+  ['bindPort wrong type', { localAPIEndpoint: { bindPort: '6443' } }, /localAPIEndpoint\.bindPort/, /number/],
+  ['unknown key (typo)', { networking: { podSubnett: '10.244.0.0/16' } }, /networking/, /podSubnett/],
+  ['extraSANs not a list', { apiServer: { extraSANs: 'api.example.com' } }, /apiServer\.extraSANs/, /array/],
+  ['extraSAN not a name', { apiServer: { extraSANs: ['bad name!'] } }, /apiServer\.extraSANs\[0\]/, /neither an IP/],
+  ['ECDSA not supported', { encryptionAlgorithm: 'ECDSA-P256' }, /encryptionAlgorithm/, /RSA/],
+  ['unknown algorithm', { encryptionAlgorithm: 'DSA' }, /encryptionAlgorithm/, /RSA-2048/],
+  ['bad kubernetesVersion', { kubernetesVersion: '1.34' }, /kubernetesVersion/, /v1\.34\.4/],
+  ['relative certificatesDir', { certificatesDir: 'pki' }, /certificatesDir/, /absolute/],
+  ['bad dnsDomain', { networking: { dnsDomain: 'Cluster_Local' } }, /dnsDomain/, /DNS-1123/],
+  ['no address to advertise', {}, /advertiseAddress/, /no non-loopback/, { hostname: 'h', addresses: [] }],
+];
+
+for (const [name, cfg, field, why, f] of bad) test(`bad input: ${name}`, () => rejects(cfg, field, why, f));
+
+test('distro settings: bad TOML names line and column; missing key names the key', () => {
+  assert.throws(() => parseToml('a = \n', 'x.toml'), (e: any) => e.code === 'config-toml' && /x\.toml:\d+:\d+/.test(e.what));
+  assert.throws(() => parseDistro({ etcdUser: 'etcd' }, 'x', 'x.toml'), (e: any) => e.code === 'config-invalid' && /x\.toml: (paths|units|binaries|criSocket)/.test(e.what));
+});
