@@ -94,6 +94,32 @@ export class Host {
   get running(): boolean {
     return alive(this.s.pid1);
   }
+  /** Pod CIDR of the host's bridge CNI (set by prepareKubeletHost), or undefined. */
+  get podSubnet(): string | undefined {
+    return this.s.podSubnet;
+  }
+  setPodSubnet(cidr: string): void {
+    this.s.podSubnet = cidr;
+    writeState(this.s);
+  }
+
+  /**
+   * Adds a bind mount, kept for every later start. If the host is running, it is also mounted now, which
+   * works when `src` is visible inside the host (the repo root and the cache dir are).
+   */
+  async bind(b: Bind): Promise<void> {
+    const dst = b.dst ?? b.src;
+    if (!this.s.binds.some((x) => (x.dst ?? x.src) === dst)) {
+      this.s.binds.push(b);
+      writeState(this.s);
+    }
+    if (!this.running || (await this.exec(['findmnt', '-n', '--mountpoint', dst])).code === 0) return;
+    const script = `set -e
+if [ -d "$1" ]; then mkdir -p "$2"; else mkdir -p "$(dirname "$2")"; [ -e "$2" ] || touch "$2"; fi
+mount --bind "$1" "$2"
+[ "$3" = ro ] && mount -o remount,bind,ro "$2" || true`;
+    await this.execOk(['sh', '-c', script, 'bind', b.src, dst, b.readOnly ? 'ro' : 'rw']);
+  }
 
   /** Runs argv inside the host (all its namespaces, its cgroups), with a clean environment. */
   async exec(argv: readonly string[], opts: HostExecOptions = {}): Promise<ExecResult> {

@@ -1,5 +1,171 @@
-import type { Bind } from './state.ts';
+/**
+ * Turning a bed host into a node that kubeception can bootstrap: containerd configured for a host with
+ * no registry and no CAP_SYS_RESOURCE, the control-plane and pause images imported, the cached kubelet
+ * and kubeadm at /usr/local/bin, a kubeadm-shaped kubelet.service (disabled), and a bridge CNI config.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Host } from './bed.ts';
-export interface KubeletHostOptions {}
-export function kubeletBinds(): Bind[] { return []; }
-export async function prepareKubeletHost(_host: Host, _opts: KubeletHostOptions = {}): Promise<void> {}
+import { CACHE_DIR, K8S_VERSION, REPO_ROOT } from './bed.ts';
+import { runOk } from './proc.ts';
+import type { Bind } from './state.ts';
+
+export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.1';
+export const CONTROL_PLANE_IMAGES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy'];
+/** Binaries the bed puts at /usr/local/bin in a kubelet host (bind-mounted read-only from the cache). */
+export const NODE_BINARIES = ['kubelet', 'kubeadm'];
+
+export interface KubeletHostOptions {
+  /** CIDR of this host's pods for the bridge CNI; default 10.244.<last octet of the host IP>.0/24. */
+  podSubnet?: string;
+  /** Import the control-plane and pause images. Default true. */
+  images?: boolean;
+}
+
+const binDir = () => join(CACHE_DIR, 'k8s', K8S_VERSION, 'bin');
+const imageArchives = () => [
+  ...CONTROL_PLANE_IMAGES.map((i) => join(CACHE_DIR, 'images', K8S_VERSION, `${i}.tar`)),
+  join(CACHE_DIR, 'images', 'pause-3.10.1.tar'),
+];
+
+/** The bind mounts of the node binaries. @throws if build-k8s.sh has not produced them. */
+export function kubeletBinds(): Bind[] {
+  return NODE_BINARIES.map((b) => {
+    const src = join(binDir(), b);
+    if (!existsSync(src)) throw new Error(`bed: ${src} is missing\nfix: bash ${REPO_ROOT}/test/bed/build-k8s.sh`);
+    return { src, dst: `/usr/local/bin/${b}`, readOnly: true };
+  });
+}
+
+/** Builds the image archives if any is missing (test/bed/images.sh; cached, ≈1 s per image). */
+export async function ensureImages(): Promise<string[]> {
+  const archives = imageArchives();
+  if (!archives.every((a) => existsSync(a))) {
+    await runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'images.sh')], { timeoutMs: 600_000 });
+  }
+  return archives;
+}
+
+export const containerdConfig = () => `version = 2
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${PAUSE_IMAGE}"
+  # The VM lacks CAP_SYS_RESOURCE: without this every pod fails ("can't get final child's PID").
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/opt/cni/bin"
+    conf_dir = "/etc/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "/etc/containerd/certs.d"
+`;
+
+/** No registry is reachable: every pull goes to a closed port on the host's loopback and fails at once. */
+export const REGISTRY_HOSTS = `server = "http://127.0.0.1:1"
+
+[host."http://127.0.0.1:1"]
+  capabilities = ["pull", "resolve"]
+`;
+
+export const KUBELET_UNIT = `[Unit]
+Description=kubelet: The Kubernetes Node Agent
+Documentation=https://kubernetes.io/docs/
+Wants=network-online.target containerd.service
+After=network-online.target containerd.service
+
+[Service]
+ExecStart=/usr/local/bin/kubelet
+Restart=always
+StartLimitInterval=0
+RestartSec=10
+
+[Install]
+WantedBy=multi-user.target
+`;
+
+/** The kubeadm drop-in, verbatim in shape; /etc/default/kubelet may set KUBELET_EXTRA_ARGS. */
+export const KUBELET_DROPIN = `[Service]
+Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf"
+Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"
+EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env
+EnvironmentFile=-/etc/default/kubelet
+ExecStart=
+ExecStart=/usr/local/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS
+`;
+
+export function cniConfig(podSubnet: string): string {
+  return `${JSON.stringify(
+    {
+      cniVersion: '1.0.0',
+      name: 'bed',
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: 'cni0',
+          isGateway: true,
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: { type: 'host-local', ranges: [[{ subnet: podSubnet }]], routes: [{ dst: '0.0.0.0/0' }] },
+        },
+        { type: 'portmap', capabilities: { portMappings: true } },
+      ],
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+export function defaultPodSubnet(ip: string): string {
+  return `10.244.${ip.split('.')[3]}.0/24`;
+}
+
+/**
+ * Prepares a booted host as a kubelet node (idempotent; the files live in the host's upper dir, so they
+ * survive stop/start). Host effects: /etc/containerd/{config.toml,certs.d}, containerd enabled and
+ * started, images imported into containerd's k8s.io namespace, /usr/local/bin/{kubelet,kubeadm},
+ * /etc/systemd/system/kubelet.service(+.d/10-kubeadm.conf) disabled, /etc/default/kubelet,
+ * /etc/cni/net.d/10-bed.conflist, /opt/cni/bin → /usr/lib/cni.
+ */
+export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = {}): Promise<void> {
+  const archives = opts.images === false ? [] : await ensureImages();
+  for (const b of kubeletBinds()) await host.bind(b);
+  const podSubnet = opts.podSubnet ?? defaultPodSubnet(host.ip);
+  await host.writeFile('/etc/containerd/config.toml', containerdConfig());
+  for (const reg of ['_default', 'registry.k8s.io', 'docker.io']) {
+    await host.writeFile(`/etc/containerd/certs.d/${reg}/hosts.toml`, REGISTRY_HOSTS);
+  }
+  await host.writeFile('/etc/systemd/system/kubelet.service', KUBELET_UNIT);
+  await host.writeFile('/etc/systemd/system/kubelet.service.d/10-kubeadm.conf', KUBELET_DROPIN);
+  if (!(await host.exists('/etc/default/kubelet'))) await host.writeFile('/etc/default/kubelet', 'KUBELET_EXTRA_ARGS=\n');
+  await host.writeFile('/etc/cni/net.d/10-bed.conflist', cniConfig(podSubnet));
+  await host.execOk(['sh', '-c', 'mkdir -p /opt/cni && { [ -L /opt/cni/bin ] || { rm -rf /opt/cni/bin && ln -s /usr/lib/cni /opt/cni/bin; }; }']);
+  await host.execOk(['mkdir', '-p', '/etc/kubernetes/manifests', '/var/lib/kubelet']);
+  await host.execOk(['systemctl', 'daemon-reload']);
+  await host.execOk(['systemctl', 'enable', 'containerd.service']);
+  await host.execOk(['systemctl', 'restart', 'containerd.service'], { timeoutMs: 60_000 });
+  await host.execOk(['ctr', 'version'], { timeoutMs: 30_000 });
+  for (const a of archives) {
+    await host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', a], { timeoutMs: 300_000 });
+  }
+  host.setPodSubnet(podSubnet);
+}
+
+/**
+ * Routes each host's pod subnet via that host's address in every other host (what a CNI's host-gw mode
+ * does), so pods reach pods and nodes across hosts. Configured from the machine with `ip -n`; sends nothing.
+ */
+export async function routePodSubnets(hosts: readonly Host[]): Promise<void> {
+  for (const h of hosts) {
+    for (const peer of hosts) {
+      if (peer === h || !peer.podSubnet) continue;
+      await runOk(['ip', '-n', h.netns, 'route', 'replace', peer.podSubnet, 'via', peer.ip, 'dev', 'eth0']);
+    }
+  }
+}

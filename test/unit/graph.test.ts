@@ -1,14 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { overrides, step, task, type Task } from '../../lib/dsl.ts';
+import { overrides, step as dslStep, task, type Task } from '../../lib/dsl.ts';
 import { applyEdits, order } from '../../lib/graph.ts';
 import { TaskDefinitionError } from '../../lib/errors.ts';
 
 type Ctx = Record<string, never>;
+const step = <const I extends string>(id: I) => dslStep<I, Ctx>(id);
 const ids = (t: Task<Ctx>) => order(t).map((s) => s.id);
 
 test('order: needs first, ties keep declaration order', () => {
-  const t = task<readonly any[], Ctx>('t', [step<'c', Ctx>('c').needs('a'), step<'a', Ctx>('a'), step<'b', Ctx>('b'), step<'d', Ctx>('d').needs('c', 'b')]);
+  const t = task<readonly any[], Ctx>('t', [step('c').needs('a'), step('a'), step('b'), step('d').needs('c', 'b')]);
   assert.deepEqual(ids(t), ['a', 'c', 'b', 'd']);
 });
 
@@ -46,7 +47,7 @@ test('step builders are immutable', () => {
 const base = task<readonly any[], Ctx>('base', [step('pre'), step('mid').needs('pre'), step('post').needs('mid')]);
 
 test('overrides: replace keeps position, remove rewires needs', () => {
-  const o = overrides<typeof base>().replace('mid', step<'mid', Ctx>('mid').needs('pre').title('new mid')).remove('pre');
+  const o = overrides<typeof base>().replace('mid', step('mid').needs('pre').title('new mid')).remove('pre');
   const t = applyEdits(base, o.edits, 'test');
   assert.deepEqual(ids(t), ['mid', 'post']);
   assert.equal(t.steps[0]!.spec.title, 'new mid');
@@ -54,7 +55,7 @@ test('overrides: replace keeps position, remove rewires needs', () => {
 });
 
 test('overrides: insertBefore / insertAfter place and wire the new step', () => {
-  const o = overrides<typeof base>().insertBefore('mid', step<'x', Ctx>('x').needs('pre')).insertAfter('mid', step<'y', Ctx>('y'));
+  const o = overrides<typeof base>().insertBefore('mid', step('x').needs('pre')).insertAfter('mid', step('y'));
   const t = applyEdits(base, o.edits, 'test');
   assert.deepEqual(ids(t), ['pre', 'x', 'mid', 'y', 'post']);
   const spec = (id: string) => t.steps.find((s) => s.spec.id === id)!.spec;

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { step, task } from '../../lib/dsl.ts';
+import { step as dslStep, task } from '../../lib/dsl.ts';
 import { runTask } from '../../lib/runner.ts';
 import { KubeceptionError } from '../../lib/errors.ts';
 import type { RunEvent } from '../../lib/events.ts';
 
 type Ctx = { trace: string[] };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const step = <const I extends string>(id: I) => dslStep<I, Ctx>(id);
 
 async function run(t: ReturnType<typeof task<readonly any[], Ctx>>, opts: { concurrent?: boolean; only?: string[]; skip?: string[] } = {}) {
   const events: (RunEvent & { time: string })[] = [];
