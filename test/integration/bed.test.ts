@@ -5,8 +5,14 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
-import { BED_CIDR, BRIDGE_IP, bootHost, destroyAllHosts, type Host, REPO_ROOT } from '../bed/bed.ts';
-import { run, runOk } from '../bed/proc.ts';
+import { BED_CIDR, BRIDGE_IP, bootHost, destroyAllHosts, getHost, type Host, listHosts, REPO_ROOT } from '../bed/bed.ts';
+import { CONTROL_PLANE_IMAGES, PAUSE_IMAGE } from '../bed/kubelet.ts';
+import { run, runOk, sleep } from '../bed/proc.ts';
+
+const OWN = ['bed-a', 'bed-b', 'bed-c', 'bed-kubelet'];
+/** Hosts of another live test process (e.g. a developer's run next to this one), which we must not touch. */
+const foreignHosts = () => listHosts().filter((h) => !OWN.includes(h.name) && h.running);
+const destroyOwn = () => Promise.all(OWN.map((n) => getHost(n)?.destroy()));
 
 const ok = (host: Host, argv: string[]) => host.execOk(argv, { timeoutMs: 60_000 });
 
@@ -17,8 +23,11 @@ async function traces() {
     if (depth > 4) return;
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       if (!e.isDirectory()) continue;
-      if (e.name === 'kubeception-bed') cgroupDirs.push(`${dir}/${e.name}`);
-      else walk(`${dir}/${e.name}`, depth + 1);
+      if (e.name !== 'kubeception-bed') walk(`${dir}/${e.name}`, depth + 1);
+      else {
+        const hosts = readdirSync(`${dir}/${e.name}`, { withFileTypes: true }).filter((h) => h.isDirectory());
+        cgroupDirs.push(`${dir}/${e.name}`, ...hosts.map((h) => `${dir}/${e.name}/${h.name}`));
+      }
     }
   };
   walk('/sys/fs/cgroup', 0);
@@ -34,9 +43,11 @@ async function traces() {
 const CLEAN = { mounts: [], netns: [], routes: [], cgroupDirs: [], stateDir: false };
 
 describe('test bed', { timeout: 300_000 }, () => {
-  after(() => destroyAllHosts());
+  after(() => destroyOwn());
 
-  test('starts from a clean machine', async () => {
+  test('starts from a clean machine', async (t) => {
+    await destroyOwn();
+    if (foreignHosts().length) return t.skip(`another process runs bed hosts: ${foreignHosts().map((h) => h.name)}`);
     await destroyAllHosts();
     assert.deepEqual(await traces(), CLEAN);
   });
@@ -114,8 +125,89 @@ describe('test bed', { timeout: 300_000 }, () => {
     assert.notEqual((await ok(a, ['cat', '/etc/machine-id'])).trim(), (await ok(b, ['cat', '/etc/machine-id'])).trim());
   });
 
-  test('destroyAllHosts leaves nothing behind', async () => {
-    await destroyAllHosts();
-    assert.deepEqual(await traces(), CLEAN);
+  test('destroyAllHosts leaves nothing behind', (t) => assertNothingLeft(t));
+});
+
+/** destroyAllHosts() leaves no trace; with another process's hosts about, only ours are checked. */
+async function assertNothingLeft(t: { skip: (msg: string) => void }) {
+  const foreign = foreignHosts();
+  if (foreign.length) {
+    await destroyOwn();
+    const left = await traces();
+    const ours = [...left.mounts, ...left.netns, ...left.cgroupDirs].filter((l) => OWN.some((n) => l.includes(n)));
+    assert.deepEqual(ours, []);
+    return t.skip(`another process runs bed hosts (${foreign.map((h) => h.name)}): machine-wide check skipped`);
+  }
+  await destroyAllHosts();
+  assert.deepEqual(await traces(), CLEAN);
+}
+
+const KUBELET_CONFIG = `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: systemd
+staticPodPath: /etc/kubernetes/manifests
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+readOnlyPort: 10255
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+authorization: {mode: AlwaysAllow}
+`;
+
+const STATIC_POD = `apiVersion: v1
+kind: Pod
+metadata: {name: smoke, namespace: kube-system}
+spec:
+  containers:
+  - name: pause
+    image: ${PAUSE_IMAGE}
+    imagePullPolicy: Never
+`;
+
+describe('kubelet host', { timeout: 300_000 }, () => {
+  after(() => destroyOwn());
+
+  test('containerd, images, units and CNI are prepared; a pull fails fast', async () => {
+    const host = await bootHost({ name: 'bed-kubelet', kubelet: true });
+    const images = await ok(host, ['ctr', '-n', 'k8s.io', 'images', 'ls', '-q']);
+    for (const i of CONTROL_PLANE_IMAGES) assert.match(images, new RegExp(`^registry\\.k8s\\.io/${i}:v1\\.34\\.4$`, 'm'));
+    assert.match(images, /^registry\.k8s\.io\/pause:3\.10\.1$/m);
+    assert.match(await ok(host, ['kubelet', '--version']), /^Kubernetes v1\.34\.4$/m);
+    assert.equal((await ok(host, ['kubeadm', 'version', '-o', 'short'])).trim(), 'v1.34.4');
+    assert.equal((await host.exec(['systemctl', 'is-enabled', 'kubelet.service'])).stdout.trim(), 'disabled');
+    assert.equal((await ok(host, ['systemctl', 'is-active', 'containerd.service'])).trim(), 'active');
+    assert.match(await ok(host, ['systemctl', 'cat', 'kubelet.service']), /ExecStart=\/usr\/local\/bin\/kubelet \$KUBELET_KUBECONFIG_ARGS \$KUBELET_CONFIG_ARGS/);
+    assert.ok(await host.exists('/opt/cni/bin/bridge'));
+    assert.equal(JSON.parse(await host.readFile('/etc/cni/net.d/10-bed.conflist')).plugins[0].ipam.ranges[0][0].subnet, host.podSubnet);
+    const t0 = Date.now();
+    const pull = await host.exec(['ctr', '-n', 'k8s.io', 'images', 'pull', '--hosts-dir', '/etc/containerd/certs.d', 'registry.k8s.io/absent:v0'], { timeoutMs: 60_000 });
+    assert.notEqual(pull.code, 0);
+    assert.ok(Date.now() - t0 < 10_000, `a pull must fail fast, took ${Date.now() - t0} ms`);
   });
+
+  test('a standalone kubelet runs a static pod with the pause image', async () => {
+    const host = getHost('bed-kubelet');
+    assert.ok(host?.running, 'host bed-kubelet from the previous test');
+    await host.writeFile('/var/lib/kubelet/config.yaml', KUBELET_CONFIG);
+    // EnvironmentFile= overrides Environment=: no kubeconfig, so the kubelet runs standalone.
+    await host.writeFile('/etc/default/kubelet', 'KUBELET_KUBECONFIG_ARGS=\nKUBELET_EXTRA_ARGS=\n');
+    await host.writeFile('/etc/kubernetes/manifests/smoke.yaml', STATIC_POD);
+    await ok(host, ['systemctl', 'start', 'kubelet.service']);
+    let phase = '';
+    let tasks = '';
+    for (let i = 0; i < 120 && phase !== 'Running'; i++) {
+      await sleep(500);
+      const pods = await host.exec(['curl', '-sf', 'http://127.0.0.1:10255/pods']);
+      if (pods.code === 0) phase = JSON.parse(pods.stdout).items?.[0]?.status?.phase ?? '';
+    }
+    tasks = await ok(host, ['ctr', '-n', 'k8s.io', 'tasks', 'ls']);
+    const log = await ok(host, ['journalctl', '-u', 'kubelet.service', '--no-pager', '-o', 'cat']);
+    assert.equal(phase, 'Running', `static pod phase; kubelet log:\n${log.split('\n').slice(-30).join('\n')}`);
+    assert.equal((tasks.match(/RUNNING/g) ?? []).length, 2, `sandbox + container running:\n${tasks}`);
+    assert.doesNotMatch(log, /command failed/);
+    const ctrs = await ok(host, ['ctr', '-n', 'k8s.io', 'containers', 'ls']);
+    assert.match(ctrs, /registry\.k8s\.io\/pause:3\.10\.1/);
+  });
+
+  test('destroying a host with running pods leaves nothing behind', (t) => assertNothingLeft(t));
 });
