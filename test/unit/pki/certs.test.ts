@@ -68,7 +68,9 @@ describe('CERT_TABLE', () => {
   });
 
   it('has the distro etcd user own exactly the keys etcd reads', () => {
-    const owned = certSpecs(sampleConfig()).filter((s): s is LeafSpec => s.kind === 'leaf' && s.keyOwner !== undefined);
+    const base = sampleConfig();
+    const config = { ...base, distro: { ...base.distro, etcdUser: 'etcd' } };
+    const owned = certSpecs(config).filter((s): s is LeafSpec => s.kind === 'leaf' && s.keyOwner !== undefined);
     assert.deepEqual(owned.map((s) => [s.name, s.keyOwner]), [['etcd/server', 'etcd'], ['etcd/peer', 'etcd']]);
   });
 
