@@ -53,14 +53,23 @@ export class DbusSystemd implements Systemd {
   /** Finished jobs by object path → result (`done`, `failed`, `timeout`, …). */
   private readonly finished = new Map<string, string>();
   private readonly waiters = new Map<string, (result: string) => void>();
+  private lastError?: Error;
 
   constructor(private readonly journal: (unit: string) => Promise<string[]> = async () => []) {}
 
   private connect(): Promise<Manager> {
     this.manager ??= (async () => {
       try {
-        this.bus = dbus.systemBus();
-        const obj = await this.bus.getProxyObject(DEST, PATH);
+        const bus = dbus.systemBus();
+        this.bus = bus;
+        // A lost connection must surface as a typed error from the pending call, not crash the process.
+        bus.on('error', (err: Error) => {
+          this.lastError = err;
+          this.manager = undefined;
+        });
+        const failed = new Promise<never>((_, reject) => bus.once('error', reject));
+        failed.catch(() => {});
+        const obj = await Promise.race([bus.getProxyObject(DEST, PATH), failed]);
         const m = obj.getInterface(MANAGER) as unknown as Manager;
         await m.Subscribe!();
         m.on('JobRemoved', (_id: number, job: string, _unit: string, result: string) => {
@@ -71,7 +80,8 @@ export class DbusSystemd implements Systemd {
         return m;
       } catch (err) {
         this.bus?.disconnect();
-        throw busError('system bus', err);
+        this.manager = undefined;
+        throw busError('system bus', this.lastError ?? err);
       }
     })();
     return this.manager;

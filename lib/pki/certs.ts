@@ -148,6 +148,9 @@ export interface LeafSpec {
   keyOwner?: string;
 }
 
+/** A leaf of {@link CERT_TABLE}: one with files. */
+export type FileLeafSpec = LeafSpec & { certPath: string; keyPath: string };
+
 /** The service-account signing key pair: kubeadm's `sa.key` (private, 0600) and `sa.pub` (SPKI, 0644). */
 export interface KeyPairSpec {
   kind: 'keypair';
@@ -156,7 +159,7 @@ export interface KeyPairSpec {
   publicKeyPath: string;
 }
 
-function resolveLeaf(def: LeafDef, config: ResolvedConfig, dir?: string): LeafSpec {
+function resolveLeaf(def: LeafDef, config: ResolvedConfig): LeafSpec {
   const { kind, name, longName, caName, validityDays } = def;
   return {
     kind, name, longName, caName, validityDays,
@@ -164,7 +167,6 @@ function resolveLeaf(def: LeafDef, config: ResolvedConfig, dir?: string): LeafSp
     organizations: [...def.organizations],
     usages: [...def.usages],
     altNames: def.altNames?.(config) ?? { dnsNames: [], ipAddresses: [] },
-    ...(dir && { certPath: join(dir, `${name}.crt`), keyPath: join(dir, `${name}.key`) }),
     ...(def.keyOwner && { keyOwner: def.keyOwner(config) }),
   };
 }
@@ -173,11 +175,10 @@ function resolveLeaf(def: LeafDef, config: ResolvedConfig, dir?: string): LeafSp
  * {@link CERT_TABLE} resolved against `config`, same order.
  * @throws PkiError `pki-invalid-san` (see {@link apiServerAltNames}).
  */
-export function certSpecs(config: ResolvedConfig): (CaSpec | LeafSpec)[] {
+export function certSpecs(config: ResolvedConfig): (CaSpec | FileLeafSpec)[] {
   const dir = config.certificatesDir;
-  return CERT_TABLE.map((def) =>
-    def.kind === 'ca' ? { ...def, certPath: join(dir, `${def.name}.crt`), keyPath: join(dir, `${def.name}.key`) } : resolveLeaf(def, config, dir),
-  );
+  const paths = (name: string) => ({ certPath: join(dir, `${name}.crt`), keyPath: join(dir, `${name}.key`) });
+  return CERT_TABLE.map((def) => (def.kind === 'ca' ? { ...def, ...paths(def.name) } : { ...resolveLeaf(def, config), ...paths(def.name) }));
 }
 
 /** {@link KUBECONFIG_CLIENT_TABLE} resolved against `config` (no paths). */

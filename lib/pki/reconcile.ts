@@ -16,7 +16,7 @@
 import type { HostFiles, WriteOptions } from '../host/files.ts';
 import type { ResolvedConfig } from '../types.ts';
 import { reconcileCa, reconcileSa } from './ca.ts';
-import { certSpecs, saKeyPairSpec, type CaName, type CaSpec, type LeafSpec } from './certs.ts';
+import { certSpecs, saKeyPairSpec, type CaName, type CaSpec, type FileLeafSpec } from './certs.ts';
 import { assertSupportedAlgorithm } from './keys.ts';
 import { reconcileLeaf, type CaMaterial, type PkiAction, type ReconcileOptions } from './leaf.ts';
 
@@ -93,9 +93,8 @@ async function planCas(specs: CaSpec[], config: ResolvedConfig, files: Reader, o
   return { cas, planned };
 }
 
-async function planLeaf(spec: LeafSpec, ca: CaMaterial, config: ResolvedConfig, files: Reader, opts: ReconcileOptions): Promise<Planned> {
-  const certPath = spec.certPath!;
-  const keyPath = spec.keyPath!;
+async function planLeaf(spec: FileLeafSpec, ca: CaMaterial, config: ResolvedConfig, files: Reader, opts: ReconcileOptions): Promise<Planned> {
+  const { certPath, keyPath } = spec;
   const r = await reconcileLeaf(spec, await files.pair(certPath, keyPath), ca, config, opts);
   return { entry: { name: spec.name, action: r.action, reason: r.reason }, files: pairFiles(certPath, r.certPem, keyPath, r.keyPem, spec.keyOwner) };
 }
@@ -129,7 +128,7 @@ export async function reconcilePki(config: ResolvedConfig, files: HostFiles, opt
   const caSpecs = specs.filter((s): s is CaSpec => s.kind === 'ca');
   const { cas, planned: caPlans } = await planCas(caSpecs, config, reader, opts);
   const leafPlans = await Promise.all(
-    specs.filter((s): s is LeafSpec => s.kind === 'leaf').map((s) => planLeaf(s, cas.get(s.caName)!, config, reader, opts)),
+    specs.filter((s): s is FileLeafSpec => s.kind === 'leaf').map((s) => planLeaf(s, cas.get(s.caName)!, config, reader, opts)),
   );
   const saPlan = await planSa(config, reader);
   const byName = new Map([...caPlans, ...leafPlans, saPlan].map((p) => [p.entry.name, p]));

@@ -1,0 +1,106 @@
+/**
+ * Talking to an apiserver: the one wrapper around `@kubernetes/client-node`. Objects are applied
+ * with server-side apply (field manager `kubeception`), so a re-apply of the same objects changes
+ * nothing and reports `changed: false`.
+ * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/
+ */
+import * as k8s from '@kubernetes/client-node';
+import { KubeceptionError } from '../errors.ts';
+
+/** A Kubernetes object as plain data (the manifests/ builders' output). */
+export type KubeObject = k8s.KubernetesObject & Record<string, unknown>;
+export type { V1Node, V1Pod, V1DaemonSet, V1Deployment, KubernetesObject } from '@kubernetes/client-node';
+
+export const FIELD_MANAGER = 'kubeception';
+
+function apiError(what: string, err: unknown, server: string): KubeceptionError {
+  const e = err as { code?: number; body?: unknown; message?: string };
+  const body = typeof e.body === 'string' ? e.body : JSON.stringify(e.body ?? '');
+  return new KubeceptionError('apiserver-request', {
+    what: `${what} at ${server}`,
+    why: `${e.code ? `HTTP ${e.code}: ` : ''}${(body || e.message || String(err)).slice(0, 300)}`,
+    fix: 'check that the apiserver is running and the kubeconfig is valid, then re-run',
+    cause: err,
+  });
+}
+
+const refOf = (o: k8s.KubernetesObject) => `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
+
+/** A connection to one apiserver, from a kubeconfig's text. */
+export class Cluster {
+  private readonly api: k8s.KubernetesObjectApi;
+  readonly server: string;
+
+  /** @param kubeconfig kubeconfig YAML (e.g. admin.conf); `source` names it in errors. */
+  constructor(kubeconfig: string, source: string) {
+    const kc = new k8s.KubeConfig();
+    try {
+      kc.loadFromString(kubeconfig);
+    } catch (err) {
+      throw new KubeceptionError('kubeconfig-invalid', { what: source, why: `not a valid kubeconfig: ${(err as Error).message}`, fix: 'run the kubeconfig step to rewrite it', cause: err });
+    }
+    this.server = kc.getCurrentCluster()?.server ?? '(none)';
+    this.api = k8s.KubernetesObjectApi.makeApiClient(kc);
+  }
+
+  /** The object, or undefined if it does not exist (404). */
+  async read<T extends k8s.KubernetesObject>(ref: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): Promise<T | undefined> {
+    try {
+      return (await this.api.read(ref as Parameters<k8s.KubernetesObjectApi["read"]>[0])) as T;
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw apiError(`read ${refOf(ref)}`, err, this.server);
+    }
+  }
+
+  /**
+   * Server-side applies each object in order.
+   * @returns the refs whose resourceVersion changed (created or updated); empty on a no-op re-apply.
+   * @throws KubeceptionError `apiserver-request` naming the object.
+   */
+  async apply(objects: readonly k8s.KubernetesObject[]): Promise<string[]> {
+    const changed: string[] = [];
+    for (const obj of objects) {
+      const ref = obj as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+      const before = await this.read(ref);
+      let after: k8s.KubernetesObject;
+      try {
+        after = await this.api.patch(obj, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+      } catch (err) {
+        throw apiError(`apply ${refOf(obj)}`, err, this.server);
+      }
+      if (before?.metadata?.resourceVersion !== after.metadata?.resourceVersion) changed.push(refOf(obj));
+    }
+    return changed;
+  }
+
+  /** Strategic-merge patch (merges lists such as `spec.taints` by key). */
+  async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {
+    try {
+      return await this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, undefined, FIELD_MANAGER, undefined, k8s.PatchStrategy.StrategicMergePatch);
+    } catch (err) {
+      throw apiError(`patch ${refOf(ref)}`, err, this.server);
+    }
+  }
+
+  /** Lists objects of a kind (optionally in a namespace, by label selector). */
+  async list<T extends k8s.KubernetesObject>(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<T[]> {
+    try {
+      const r = await this.api.list<T>(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector);
+      return r.items;
+    } catch (err) {
+      throw apiError(`list ${kind}`, err, this.server);
+    }
+  }
+
+  /** Deletes an object; false if it was already gone. */
+  async delete(ref: k8s.KubernetesObject): Promise<boolean> {
+    try {
+      await this.api.delete(ref);
+      return true;
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return false;
+      throw apiError(`delete ${refOf(ref)}`, err, this.server);
+    }
+  }
+}

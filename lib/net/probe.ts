@@ -1,0 +1,29 @@
+/**
+ * One HTTPS GET with client-certificate auth, for health endpoints (etcd `/health`, kube-apiserver
+ * `/readyz`). The TLS material is never logged.
+ */
+import { request } from 'node:https';
+
+/** PEM material for a TLS client. */
+export interface TlsClient {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/** Result of {@link probeHttps}: the HTTP status and body, or `error` if no answer came. */
+export type ProbeResult = { status: number; body: string } | { error: string };
+
+/** GETs `target` (an https URL) once. Never throws. */
+export function probeHttps(target: string, tls: TlsClient, timeoutMs = 3_000): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    const req = request(new URL(target), { ...tls, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (err) => resolve({ error: err.message }));
+    req.end();
+  });
+}
