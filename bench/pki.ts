@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { RealFiles } from '../lib/host/files.ts';
-import { certSpecs, saKeyPairSpec, type CaSpec, type LeafSpec } from '../lib/pki/certs.ts';
+import { certSpecs, saKeyPairSpec, type CaSpec, type FileLeafSpec } from '../lib/pki/certs.ts';
 import { SUPPORTED_ALGORITHMS } from '../lib/pki/keys.ts';
 import { reconcilePki } from '../lib/pki/reconcile.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
@@ -36,7 +36,7 @@ function caCommands(s: CaSpec): string[] {
   ];
 }
 
-function leafCommands(s: LeafSpec, ca: CaSpec): string[] {
+function leafCommands(s: FileLeafSpec, ca: CaSpec): string[] {
   const sans = [...s.altNames.dnsNames.map((d) => `DNS:${d}`), ...s.altNames.ipAddresses.map((i) => `IP:${i}`)];
   const ext = [
     'basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', `extendedKeyUsage=${s.usages.join(',')}`,
@@ -46,9 +46,9 @@ function leafCommands(s: LeafSpec, ca: CaSpec): string[] {
   const extFile = `${s.certPath}.ext`;
   return [
     `printf '%s\\n' ${q(ext)} > ${q(extFile)}`,
-    `openssl req -new -key ${q(s.keyPath!)} -subj ${subj(s.organizations, s.commonName)} -out ${q(csr)}`,
+    `openssl req -new -key ${q(s.keyPath)} -subj ${subj(s.organizations, s.commonName)} -out ${q(csr)}`,
     `openssl x509 -req -in ${q(csr)} -CA ${q(ca.certPath)} -CAkey ${q(ca.keyPath)} -set_serial 0x${randomBytes(16).toString('hex')} ` +
-      `-days ${s.validityDays} -sha256 -extfile ${q(extFile)} -out ${q(s.certPath!)} 2>/dev/null`,
+      `-days ${s.validityDays} -sha256 -extfile ${q(extFile)} -out ${q(s.certPath)} 2>/dev/null`,
   ];
 }
 
@@ -57,7 +57,7 @@ export function opensslScript(config: ResolvedConfig, parallelKeys: boolean): st
   const specs = certSpecs(config);
   const sa = saKeyPairSpec(config);
   const cas = new Map(specs.filter((s): s is CaSpec => s.kind === 'ca').map((s) => [s.name, s]));
-  const keys = [...specs.map((s) => s.keyPath!), sa.keyPath].map(genkey);
+  const keys = [...specs.map((s) => s.keyPath), sa.keyPath].map(genkey);
   const certs = specs.flatMap((s) => (s.kind === 'ca' ? caCommands(s) : leafCommands(s, cas.get(s.caName)!)));
   return [
     'set -e',
@@ -78,7 +78,7 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 async function checkOpenssl(config: ResolvedConfig): Promise<void> {
   for (const s of certSpecs(config)) {
     if (s.kind !== 'leaf') continue;
-    await exec('openssl', ['verify', '-CAfile', join(config.certificatesDir, `${s.caName}.crt`), s.certPath!]);
+    await exec('openssl', ['verify', '-CAfile', join(config.certificatesDir, `${s.caName}.crt`), s.certPath]);
   }
 }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   apiServerAltNames, CERT_TABLE, certSpecs, etcdAltNames, KUBECONFIG_CLIENT_TABLE, kubeconfigClientSpecs, saKeyPairSpec,
-  type LeafSpec,
+  type FileLeafSpec, type LeafSpec,
 } from '../../../lib/pki/certs.ts';
 import { PkiError } from '../../../lib/pki/errors.ts';
 import { classifySANs, endpointHost } from '../../../lib/pki/san.ts';
@@ -61,7 +61,7 @@ describe('CERT_TABLE', () => {
   it('places files under certificatesDir as kubeadm does', () => {
     const s = certSpecs(sampleConfig({ certificatesDir: '/srv/pki' }));
     const paths = Object.fromEntries(s.map((x) => [x.name, [x.certPath, x.keyPath]]));
-    assert.deepEqual(paths['ca'], ['/srv/pki/ca.crt', '/srv/pki/ca.key']);
+    assert.deepEqual(paths.ca, ['/srv/pki/ca.crt', '/srv/pki/ca.key']);
     assert.deepEqual(paths['etcd/ca'], ['/srv/pki/etcd/ca.crt', '/srv/pki/etcd/ca.key']);
     assert.deepEqual(paths['apiserver-etcd-client'], ['/srv/pki/apiserver-etcd-client.crt', '/srv/pki/apiserver-etcd-client.key']);
     assert.deepEqual(saKeyPairSpec(sampleConfig({ certificatesDir: '/srv/pki' })), { kind: 'keypair', name: 'sa', keyPath: '/srv/pki/sa.key', publicKeyPath: '/srv/pki/sa.pub' });
@@ -70,7 +70,7 @@ describe('CERT_TABLE', () => {
   it('has the distro etcd user own exactly the keys etcd reads', () => {
     const base = sampleConfig();
     const config = { ...base, distro: { ...base.distro, etcdUser: 'etcd' } };
-    const owned = certSpecs(config).filter((s): s is LeafSpec => s.kind === 'leaf' && s.keyOwner !== undefined);
+    const owned = certSpecs(config).filter((s): s is FileLeafSpec => s.kind === 'leaf' && s.keyOwner !== undefined);
     assert.deepEqual(owned.map((s) => [s.name, s.keyOwner]), [['etcd/server', 'etcd'], ['etcd/peer', 'etcd']]);
   });
 

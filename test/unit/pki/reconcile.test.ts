@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DryRunFiles, RealFiles, type HostFiles, type WriteOptions } from '../../../lib/host/files.ts';
-import { certSpecs, type LeafSpec } from '../../../lib/pki/certs.ts';
+import { certSpecs, type FileLeafSpec } from '../../../lib/pki/certs.ts';
 import { PkiError } from '../../../lib/pki/errors.ts';
 import { reconcilePki } from '../../../lib/pki/reconcile.ts';
 import { copyOfFreshPki, freshPki, openssl, removeDir, sampleConfig, shell, snapshot, tempDir } from './fixtures.ts';
@@ -35,13 +35,13 @@ describe('reconcilePki on an empty certificatesDir', () => {
 
   it('issues leaves that `openssl verify -CAfile <their CA>` accepts — and not with another CA', async () => {
     const { dir } = await freshPki();
-    const leaves = certSpecs(sampleConfig({ certificatesDir: dir })).filter((s): s is LeafSpec => s.kind === 'leaf');
+    const leaves = certSpecs(sampleConfig({ certificatesDir: dir })).filter((s): s is FileLeafSpec => s.kind === 'leaf');
     assert.equal(leaves.length, 7);
     for (const leaf of leaves) {
       const caFile = join(dir, `${leaf.caName}.crt`);
-      assert.match(await openssl('verify', '-CAfile', caFile, leaf.certPath!), /: OK\n$/, leaf.name);
+      assert.match(await openssl('verify', '-CAfile', caFile, leaf.certPath), /: OK\n$/, leaf.name);
       const wrongCa = join(dir, leaf.caName === 'ca' ? 'etcd/ca.crt' : 'ca.crt');
-      await assert.rejects(openssl('verify', '-CAfile', wrongCa, leaf.certPath!), leaf.name);
+      await assert.rejects(openssl('verify', '-CAfile', wrongCa, leaf.certPath), leaf.name);
     }
   });
 
@@ -60,8 +60,8 @@ describe('reconcilePki on an empty certificatesDir', () => {
   it('matches every key to its certificate (openssl: same public key)', async () => {
     const { dir } = await freshPki();
     for (const s of certSpecs(sampleConfig({ certificatesDir: dir }))) {
-      const fromCert = await openssl('x509', '-in', s.certPath!, '-noout', '-pubkey');
-      const fromKey = await openssl('pkey', '-in', s.keyPath!, '-pubout');
+      const fromCert = await openssl('x509', '-in', s.certPath, '-noout', '-pubkey');
+      const fromKey = await openssl('pkey', '-in', s.keyPath, '-pubout');
       assert.equal(fromCert, fromKey, s.name);
     }
     assert.equal(await openssl('pkey', '-in', join(dir, 'sa.key'), '-pubout'), await openssl('pkey', '-pubin', '-in', join(dir, 'sa.pub')));
