@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { kubeconfigClientSpecs, type LeafSpec } from '../../../lib/pki/certs.ts';
+import { certSpecs, kubeconfigClientSpecs, type LeafSpec } from '../../../lib/pki/certs.ts';
 import { PkiError } from '../../../lib/pki/errors.ts';
 import { parseCert } from '../../../lib/pki/forge.ts';
 import { reconcileLeaf, type CaMaterial, type LeafResult } from '../../../lib/pki/reconcile.ts';
 import { freshPki, openssl, removeDir, sampleConfig } from './fixtures.ts';
 
-describe('reconcileLeaf (kubeconfig identities)', () => {
+describe('reconcileLeaf', () => {
   let dir: string;
   let ca: CaMaterial;
   let frontProxyCa: CaMaterial;
@@ -67,6 +67,20 @@ describe('reconcileLeaf (kubeconfig identities)', () => {
   it('re-issues when the groups or usages change', async () => {
     const r = await reconcileLeaf({ ...kubelet, organizations: ['system:nodes', 'extra'], usages: ['clientAuth', 'serverAuth'] }, first, ca, config);
     assert.equal(r.reason, 'O is [system:nodes], want [system:nodes, extra]; extended key usages are [clientAuth], want [clientAuth, serverAuth]');
+  });
+
+  it('issues an IPv6 apiserver certificate from the table spec (openssl shows the SANs)', async () => {
+    const v6 = sampleConfig({
+      localAPIEndpoint: { advertiseAddress: 'fd00:20::2', bindPort: 6443 },
+      networking: { podSubnet: 'fd00:244::/56', serviceSubnet: 'fd00:96::/108', dnsDomain: 'cluster.local' },
+    });
+    const spec = certSpecs(v6).find((s) => s.name === 'apiserver') as LeafSpec;
+    const r = await reconcileLeaf(spec, {}, ca, v6);
+    await writeFile(join(dir, 'v6.crt'), r.certPem);
+    const text = await openssl('x509', '-in', join(dir, 'v6.crt'), '-noout', '-text');
+    assert.match(text, /IP Address:FD00:96:0:0:0:0:0:1, IP Address:FD00:20:0:0:0:0:0:2, IP Address:127\.0\.0\.1/);
+    assert.match(text, /DNS:kubernetes\.default\.svc\.cluster\.local/);
+    assert.match(await verify(r.certPem, 'ca.crt'), /OK/);
   });
 
   it('refuses a CA whose key is not its certificate', async () => {
