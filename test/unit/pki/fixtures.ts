@@ -44,7 +44,7 @@ export function sampleConfig(over: Partial<ResolvedConfig> = {}): ResolvedConfig
     controllerManager: { extraArgs: {} },
     scheduler: { extraArgs: {} },
     etcd: { dataDir: '/var/lib/etcd/default', extraArgs: {} },
-    kubelet: { cgroupDriver: 'systemd', criSocket: 'unix:///run/containerd/containerd.sock' },
+    kubelet: { cgroupDriver: 'systemd', criSocket: 'unix:///run/containerd/containerd.sock', extraConfig: {} },
     ignorePreflightErrors: [],
     ...over,
   };
