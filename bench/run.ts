@@ -1,0 +1,16 @@
+/**
+ * `npm run bench -- <name>`: runs bench/<name>.ts (pki, bootstrap, join). Each benchmark prints
+ * kubeception's numbers next to a peer run in the same script, as a ratio.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const name = process.argv[2];
+const file = name && join(dirname(fileURLToPath(import.meta.url)), `${name}.ts`);
+if (!name || !/^[a-z-]+$/.test(name) || !existsSync(file!)) {
+  console.error('usage: npm run bench -- <pki|bootstrap|join> [args]');
+  process.exit(2);
+}
+process.argv.splice(2, 1);
+await import(pathToFileURL(file!).href);
