@@ -143,7 +143,7 @@ function nspawnArgs(s: HostState): string[] {
     `--machine=kc-${s.name}`,
     `--hostname=${s.hostname}`,
     `--network-namespace-path=/run/netns/${hostNetns(s.name)}`,
-    '--capability=CAP_NET_ADMIN,CAP_IPC_LOCK,CAP_SYSLOG',
+    '--capability=all',
     '--system-call-filter=@keyring',
     '--link-journal=no',
     '--resolv-conf=off',

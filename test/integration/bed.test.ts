@@ -179,6 +179,11 @@ describe('kubelet host', { timeout: 300_000 }, () => {
     assert.match(await ok(host, ['systemctl', 'cat', 'kubelet.service']), /ExecStart=\/usr\/local\/bin\/kubelet \$KUBELET_KUBECONFIG_ARGS \$KUBELET_CONFIG_ARGS/);
     assert.ok(await host.exists('/opt/cni/bin/bridge'));
     assert.equal(JSON.parse(await host.readFile('/etc/cni/net.d/10-bed.conflist')).plugins[0].ipam.ranges[0][0].subnet, host.podSubnet);
+    const ctrRun = (image: string, ...argv: string[]) =>
+      ok(host, ['ctr', '-n', 'k8s.io', 'run', '--rm', '--net-host', '--privileged', `registry.k8s.io/${image}:v1.34.4`, `bed-${Date.now()}`, ...argv]);
+    assert.match(await ctrRun('kube-apiserver', '/usr/local/bin/kube-apiserver', '--version'), /^Kubernetes v1\.34\.4$/m);
+    await ctrRun('kube-proxy', 'iptables', '-t', 'nat', '-N', 'BED-TEST');
+    assert.match(await ctrRun('kube-proxy', 'iptables-save', '-t', 'nat'), /^:BED-TEST/m, 'iptables in the kube-proxy image works');
     const t0 = Date.now();
     const pull = await host.exec(['ctr', '-n', 'k8s.io', 'images', 'pull', '--hosts-dir', '/etc/containerd/certs.d', 'registry.k8s.io/absent:v0'], { timeoutMs: 60_000 });
     assert.notEqual(pull.code, 0);
