@@ -11,16 +11,18 @@
  * State lives under /run/kubeception-bed, so a fresh process can tear everything down.
  * Needs root. node:child_process / node:fs only.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cgroupPids, procsFiles, removeCgroups } from './cgroups.ts';
+import { procsFiles } from './cgroups.ts';
 import { launch } from './launch.ts';
-import { allocateIp, ensureBedNet, ensureHostNet, hostNetns, removeBedNet, removeHostNet, validHostIp, vethName } from './net.ts';
-import { alive, type ExecResult, own, run, runOk, signal, sleep, waitFor } from './proc.ts';
-import { BED_ROOT, type Bind, diskDir, type HostState, HOSTS_DIR, hostDir, listStates, readState, withLock, writeState } from './state.ts';
+import { allocateIp, ensureBedNet, ensureHostNet, hostNetns, validHostIp, vethName } from './net.ts';
+import { alive, type ExecResult, run, runOk, sleep } from './proc.ts';
+import { type Bind, diskDir, type HostState, listStates, readState, withLock, writeState } from './state.ts';
+import { destroyAllHosts, destroyHost, stopHost } from './teardown.ts';
 
 export type { Bind, ExecResult };
+export { destroyAllHosts };
 export { BED_CIDR, BRIDGE_IP } from './net.ts';
 
 /** Root of the kubeception checkout this file belongs to (works from any clone). */
@@ -30,7 +32,6 @@ export const CACHE_DIR = process.env.KUBECEPTION_CACHE ?? '/var/cache/kubeceptio
 export const K8S_VERSION = process.env.K8S_VERSION ?? 'v1.34.4';
 
 const INIT_SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'init.sh');
-const SIGRTMIN_3 = 37;
 const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?$/;
 
 export interface BootOptions {
@@ -265,66 +266,4 @@ export function getHost(name: string): Host | undefined {
 
 export function listHosts(): Host[] {
   return listStates().map((s) => new Host(s));
-}
-
-async function stopHost(s: HostState, timeoutMs: number): Promise<void> {
-  if (alive(s.pid1)) {
-    signal(s.pid1, SIGRTMIN_3);
-    if (!(await waitFor(() => !alive(s.nspawn) && !alive(s.pid1), timeoutMs, 50))) {
-      signal(s.pid1, 'SIGKILL'); // kills the host's whole PID namespace
-      await waitFor(() => !alive(s.pid1), 5_000, 50);
-    }
-  }
-  signal(s.nspawn, 'SIGKILL');
-  await waitFor(() => !alive(s.nspawn), 5_000, 50);
-  // Anything left in the host's cgroups (e.g. an exec'd command) was started through the bed.
-  for (let i = 0; i < 20; i++) {
-    const left = cgroupPids(s.cgroups);
-    if (left.length === 0) break;
-    for (const p of left) {
-      try {
-        process.kill(p, 'SIGKILL');
-      } catch {}
-    }
-    await sleep(100);
-  }
-  s.nspawn = undefined;
-  s.pid1 = undefined;
-  if (existsSync(hostDir(s.name))) writeState(s);
-}
-
-async function isMounted(path: string): Promise<boolean> {
-  return (await run(['mountpoint', '-q', path])).code === 0;
-}
-
-async function destroyHost(name: string): Promise<void> {
-  const s = readState(name);
-  if (s) await stopHost(s, 30_000);
-  await withLock(async () => {
-    const disk = diskDir(name);
-    while (await isMounted(disk)) await runOk(['umount', disk]);
-    await removeHostNet(name);
-    if (s) removeCgroups(s.cgroups);
-    rmSync(hostDir(name), { recursive: true, force: true });
-    if (listStates().length === 0) {
-      await removeBedNet();
-      rmSync(BED_ROOT, { recursive: true, force: true, maxRetries: 3 });
-    }
-  });
-}
-
-/** Destroys every host the bed knows of (from any process) and the bed network. Leaves nothing behind. */
-export async function destroyAllHosts(): Promise<void> {
-  let names: string[] = [];
-  try {
-    const { readdirSync } = await import('node:fs');
-    names = readdirSync(HOSTS_DIR);
-  } catch {}
-  await Promise.all(names.map((n) => destroyHost(n)));
-  if (names.length === 0) {
-    await withLock(async () => {
-      await removeBedNet();
-    });
-    rmSync(BED_ROOT, { recursive: true, force: true });
-  }
 }

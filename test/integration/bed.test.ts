@@ -10,8 +10,11 @@ import { CONTROL_PLANE_IMAGES, PAUSE_IMAGE } from '../bed/kubelet.ts';
 import { run, runOk, sleep } from '../bed/proc.ts';
 
 const OWN = ['bed-a', 'bed-b', 'bed-c', 'bed-kubelet'];
-/** Hosts of another live test process (e.g. a developer's run next to this one), which we must not touch. */
-const foreignHosts = () => listHosts().filter((h) => !OWN.includes(h.name) && h.running);
+/**
+ * Hosts of another test process (e.g. a developer's run next to this one, maybe still booting), which we
+ * must not touch. CI starts with none (.ci/run runs `host.ts down-all` first).
+ */
+const foreignHosts = () => listHosts().filter((h) => !OWN.includes(h.name));
 const destroyOwn = () => Promise.all(OWN.map((n) => getHost(n)?.destroy()));
 
 const ok = (host: Host, argv: string[]) => host.execOk(argv, { timeoutMs: 60_000 });
@@ -134,7 +137,11 @@ async function assertNothingLeft(t: { skip: (msg: string) => void }) {
   if (foreign.length) {
     await destroyOwn();
     const left = await traces();
-    const ours = [...left.mounts, ...left.netns, ...left.cgroupDirs].filter((l) => OWN.some((n) => l.includes(n)));
+    const ours = [
+      ...left.mounts.filter((m) => OWN.some((n) => m.includes(`/hosts/${n}/`) || m.includes(`/run/netns/kc-${n} `))),
+      ...left.netns.filter((ns) => OWN.some((n) => ns.split(' ')[0] === `kc-${n}`)),
+      ...left.cgroupDirs.filter((d) => OWN.some((n) => d.endsWith(`/kubeception-bed/${n}`))),
+    ];
     assert.deepEqual(ours, []);
     return t.skip(`another process runs bed hosts (${foreign.map((h) => h.name)}): machine-wide check skipped`);
   }

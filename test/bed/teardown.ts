@@ -1,0 +1,75 @@
+/**
+ * Stopping and destroying hosts from their on-disk state, so that any process can tear down what another
+ * started. Only PIDs the bed recorded (with their start time) and processes in the bed's own cgroups are
+ * ever signalled.
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { cgroupPids, removeCgroups } from './cgroups.ts';
+import { removeBedNet, removeHostNet } from './net.ts';
+import { alive, run, runOk, signal, sleep, waitFor } from './proc.ts';
+import { BED_ROOT, diskDir, type HostState, HOSTS_DIR, hostDir, listStates, readState, withLock, writeState } from './state.ts';
+
+const SIGRTMIN_3 = 37;
+
+/** Powers the host off (SIGRTMIN+3 to its systemd; SIGKILL after timeoutMs); keeps its files. */
+export async function stopHost(s: HostState, timeoutMs: number): Promise<void> {
+  if (alive(s.pid1)) {
+    signal(s.pid1, SIGRTMIN_3);
+    if (!(await waitFor(() => !alive(s.nspawn) && !alive(s.pid1), timeoutMs, 50))) {
+      signal(s.pid1, 'SIGKILL'); // kills the host's whole PID namespace
+      await waitFor(() => !alive(s.pid1), 5_000, 50);
+    }
+  }
+  signal(s.nspawn, 'SIGKILL');
+  await waitFor(() => !alive(s.nspawn), 5_000, 50);
+  // Anything left in the host's cgroups (e.g. an exec'd command) was started through the bed.
+  for (let i = 0; i < 20; i++) {
+    const left = cgroupPids(s.cgroups);
+    if (left.length === 0) break;
+    for (const p of left) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {}
+    }
+    await sleep(100);
+  }
+  s.nspawn = undefined;
+  s.pid1 = undefined;
+  if (existsSync(hostDir(s.name))) writeState(s);
+}
+
+async function isMounted(path: string): Promise<boolean> {
+  return (await run(['mountpoint', '-q', path])).code === 0;
+}
+
+/** Stops the host and removes its mounts, netns, cgroups and files; the bed network with the last host. */
+export async function destroyHost(name: string): Promise<void> {
+  const s = readState(name);
+  if (s) await stopHost(s, 30_000);
+  await withLock(async () => {
+    const disk = diskDir(name);
+    while (await isMounted(disk)) await runOk(['umount', disk]);
+    await removeHostNet(name);
+    if (s) removeCgroups(s.cgroups);
+    rmSync(hostDir(name), { recursive: true, force: true });
+    if (listStates().length === 0) {
+      await removeBedNet();
+      rmSync(BED_ROOT, { recursive: true, force: true, maxRetries: 3 });
+    }
+  });
+}
+
+/** Destroys every host the bed knows of (from any process) and the bed network. Leaves nothing behind. */
+export async function destroyAllHosts(): Promise<void> {
+  let names: string[] = [];
+  try {
+    names = readdirSync(HOSTS_DIR);
+  } catch {}
+  await Promise.all(names.map((n) => destroyHost(n)));
+  if (names.length === 0) {
+    await withLock(async () => {
+      await removeBedNet();
+    });
+    rmSync(BED_ROOT, { recursive: true, force: true });
+  }
+}
