@@ -1,0 +1,170 @@
+/**
+ * Command-line flags of kube-apiserver, kube-controller-manager and kube-scheduler, as kubeadm's
+ * static pods set them, for both instances of each component: the bootstrap one (static pod,
+ * reading the PKI from `certificatesDir` on the host) and the self-hosted one (reading the same
+ * files from a Secret). Where a file lives is the caller's {@link Locate}; everything else is shared,
+ * so the two instances differ only in the flags the hand-off needs.
+ *
+ * Order: kubeadm's defaults, then the component's `extraArgs`, then the pinned flags of
+ * {@link RESERVED_FLAGS} and the bootstrap's `endpoint-reconciler-type=none`; sorted by name (kubeadm's
+ * `ArgumentsToCommand`), so the same config always yields the same command.
+ * @see kubernetes/cmd/kubeadm/app/phases/controlplane/manifests.go (getAPIServerCommand, ...)
+ */
+import { ETCD_CLIENT_PORT } from '../lib/constants.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { url } from '../lib/net/cidr.ts';
+import type { ExtraArgs, ResolvedConfig } from '../lib/types.ts';
+
+/**
+ * PKI files a control-plane component reads: path relative to `certificatesDir` → key in the
+ * self-hosted Secrets (a Secret key cannot contain `/`).
+ */
+export const PKI_FILES = {
+  'ca.crt': 'ca.crt',
+  'ca.key': 'ca.key',
+  'apiserver.crt': 'apiserver.crt',
+  'apiserver.key': 'apiserver.key',
+  'apiserver-kubelet-client.crt': 'apiserver-kubelet-client.crt',
+  'apiserver-kubelet-client.key': 'apiserver-kubelet-client.key',
+  'front-proxy-ca.crt': 'front-proxy-ca.crt',
+  'front-proxy-client.crt': 'front-proxy-client.crt',
+  'front-proxy-client.key': 'front-proxy-client.key',
+  'etcd/ca.crt': 'etcd-ca.crt',
+  'apiserver-etcd-client.crt': 'apiserver-etcd-client.crt',
+  'apiserver-etcd-client.key': 'apiserver-etcd-client.key',
+  'sa.key': 'sa.key',
+  'sa.pub': 'sa.pub',
+} as const;
+
+/** A PKI file, named by its path relative to `certificatesDir` (kubeadm's names). */
+export type PkiFile = keyof typeof PKI_FILES;
+
+/** Where a component finds a PKI file: an absolute path inside its container. */
+export type Locate = (file: PkiFile) => string;
+
+/** Which of the two instances of a component the flags are for. */
+export type Instance = 'bootstrap' | 'self-hosted';
+
+/** `ExtraArgs` sections of the config, as named in errors. */
+type Section = 'apiServer' | 'controllerManager' | 'scheduler';
+
+/**
+ * Flags kubeception sets itself and `extraArgs` may not: `secure-port` (the port scheme of
+ * `controlPlanePorts`; the apiserver's comes from `localAPIEndpoint.bindPort` and
+ * `bootstrapAPIEndpoint.bindPort`), `permit-port-sharing` (the self-hosted rolling updates need it)
+ * and the controllers' `leader-elect` (it is what keeps the bootstrap and self-hosted instances from
+ * acting at once). `lib/config/validate.ts` can reject them early from this list.
+ */
+export const RESERVED_FLAGS: Readonly<Record<Section, readonly string[]>> = {
+  apiServer: ['secure-port', 'permit-port-sharing'],
+  controllerManager: ['secure-port', 'permit-port-sharing', 'leader-elect'],
+  scheduler: ['secure-port', 'permit-port-sharing', 'leader-elect'],
+};
+
+/**
+ * `--name=value` for defaults ← `extraArgs` ← pinned, sorted by name.
+ * @throws ConfigError `config-invalid` if `extraArgs` sets a {@link RESERVED_FLAGS} entry.
+ */
+export function toArgs(section: Section, defaults: ExtraArgs, extraArgs: ExtraArgs, pinned: ExtraArgs): string[] {
+  for (const name of RESERVED_FLAGS[section])
+    if (name in extraArgs)
+      throw new ConfigError('config-invalid', {
+        what: `${section}.extraArgs.${name}`,
+        why: 'kubeception sets this flag itself: the bootstrap and self-hosted control planes share the node and hand over through it',
+        fix: name === 'secure-port' && section === 'apiServer' ? 'remove it and set localAPIEndpoint.bindPort instead' : `remove ${name} from ${section}.extraArgs`,
+      });
+  const merged = { ...defaults, ...extraArgs, ...pinned };
+  return Object.keys(merged).sort().map((k) => `--${k}=${merged[k]}`);
+}
+
+/** Flags the self-hosted instances add to let an updated pod bind while the old one still runs. */
+const sharing = (instance: Instance): ExtraArgs => (instance === 'self-hosted' ? { 'permit-port-sharing': 'true' } : {});
+
+/**
+ * kube-apiserver's flags. The bootstrap instance runs `--endpoint-reconciler-type=none` whatever
+ * `extraArgs` say, so only the final apiserver (lease reconciler, its `bindPort`) writes the
+ * `kubernetes` Service's endpoints and the two never fight over them.
+ * @param port `--secure-port`.
+ * @throws ConfigError `config-invalid` for a reserved flag in `apiServer.extraArgs`.
+ */
+export function apiServerFlags(config: ResolvedConfig, at: Locate, port: number, instance: Instance): string[] {
+  const extra = config.apiServer.extraArgs;
+  const defaults: ExtraArgs = {
+    'advertise-address': config.localAPIEndpoint.advertiseAddress,
+    'allow-privileged': 'true',
+    // authorization-mode and a structured authorization-config exclude each other (kubeadm drops the mode).
+    ...(!('authorization-config' in extra) && { 'authorization-mode': 'Node,RBAC' }),
+    'client-ca-file': at('ca.crt'),
+    'enable-admission-plugins': 'NodeRestriction',
+    'enable-bootstrap-token-auth': 'true',
+    'etcd-cafile': at('etcd/ca.crt'),
+    'etcd-certfile': at('apiserver-etcd-client.crt'),
+    'etcd-keyfile': at('apiserver-etcd-client.key'),
+    'etcd-servers': url('https', '127.0.0.1', ETCD_CLIENT_PORT),
+    'kubelet-client-certificate': at('apiserver-kubelet-client.crt'),
+    'kubelet-client-key': at('apiserver-kubelet-client.key'),
+    'kubelet-preferred-address-types': 'InternalIP,Hostname,ExternalIP',
+    'proxy-client-cert-file': at('front-proxy-client.crt'),
+    'proxy-client-key-file': at('front-proxy-client.key'),
+    'requestheader-allowed-names': 'front-proxy-client',
+    'requestheader-client-ca-file': at('front-proxy-ca.crt'),
+    'requestheader-extra-headers-prefix': 'X-Remote-Extra-',
+    'requestheader-group-headers': 'X-Remote-Group',
+    'requestheader-username-headers': 'X-Remote-User',
+    'service-account-issuer': `https://kubernetes.default.svc.${config.networking.dnsDomain}`,
+    'service-account-key-file': at('sa.pub'),
+    'service-account-signing-key-file': at('sa.key'),
+    'service-cluster-ip-range': config.networking.serviceSubnet,
+    'tls-cert-file': at('apiserver.crt'),
+    'tls-private-key-file': at('apiserver.key'),
+  };
+  const pinned: ExtraArgs = { 'secure-port': String(port), ...sharing(instance), ...(instance === 'bootstrap' && { 'endpoint-reconciler-type': 'none' }) };
+  return toArgs('apiServer', defaults, extra, pinned);
+}
+
+/**
+ * kube-controller-manager's flags: signs CSRs with the cluster CA (kubelet TLS bootstrapping),
+ * allocates node CIDRs from `podSubnet`, runs the bootstrap-token controllers.
+ * @param kubeconfig path of its kubeconfig inside the container.
+ * @param port `--secure-port` (served on 127.0.0.1).
+ * @throws ConfigError `config-invalid` for a reserved flag in `controllerManager.extraArgs`.
+ */
+export function controllerManagerFlags(config: ResolvedConfig, at: Locate, kubeconfig: string, port: number, instance: Instance): string[] {
+  const defaults: ExtraArgs = {
+    'allocate-node-cidrs': 'true',
+    'authentication-kubeconfig': kubeconfig,
+    'authorization-kubeconfig': kubeconfig,
+    'bind-address': '127.0.0.1',
+    'client-ca-file': at('ca.crt'),
+    'cluster-cidr': config.networking.podSubnet,
+    'cluster-name': 'kubernetes',
+    'cluster-signing-cert-file': at('ca.crt'),
+    'cluster-signing-key-file': at('ca.key'),
+    controllers: '*,bootstrapsigner,tokencleaner',
+    kubeconfig,
+    'requestheader-client-ca-file': at('front-proxy-ca.crt'),
+    'root-ca-file': at('ca.crt'),
+    'service-account-private-key-file': at('sa.key'),
+    'service-cluster-ip-range': config.networking.serviceSubnet,
+    'use-service-account-credentials': 'true',
+  };
+  const pinned: ExtraArgs = { 'leader-elect': 'true', 'secure-port': String(port), ...sharing(instance) };
+  return toArgs('controllerManager', defaults, config.controllerManager.extraArgs, pinned);
+}
+
+/**
+ * kube-scheduler's flags.
+ * @param kubeconfig path of its kubeconfig inside the container.
+ * @param port `--secure-port` (served on 127.0.0.1).
+ * @throws ConfigError `config-invalid` for a reserved flag in `scheduler.extraArgs`.
+ */
+export function schedulerFlags(config: ResolvedConfig, kubeconfig: string, port: number, instance: Instance): string[] {
+  const defaults: ExtraArgs = {
+    'authentication-kubeconfig': kubeconfig,
+    'authorization-kubeconfig': kubeconfig,
+    'bind-address': '127.0.0.1',
+    kubeconfig,
+  };
+  const pinned: ExtraArgs = { 'leader-elect': 'true', 'secure-port': String(port), ...sharing(instance) };
+  return toArgs('scheduler', defaults, config.scheduler.extraArgs, pinned);
+}
