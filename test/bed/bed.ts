@@ -41,10 +41,13 @@ export interface BootOptions {
   ip?: string;
   /** Kernel hostname inside the host (may be upper-case, e.g. "Node-A"); default: name. */
   hostname?: string;
-  /** More bind mounts. The repo root and the cache dir are always bound read-only at their own paths. */
+  /** More bind mounts. The repo root (see repoMount) and the cache dir (read-only) are always there. */
   extraBinds?: Bind[];
-  /** Bind the repo root read-write instead of read-only. Default false. */
-  repoWritable?: boolean;
+  /**
+   * How the repo root appears at its own path inside the host: 'overlay' (default) — writable, changes
+   * stay in the host; 'ro' — read-only bind; 'rw' — read-write bind (changes reach the checkout).
+   */
+  repoMount?: 'overlay' | 'ro' | 'rw';
   /** Also run prepareKubeletHost() (containerd, images, kubelet unit, CNI). Default false. */
   kubelet?: boolean | import('./kubelet.ts').KubeletHostOptions;
   /** How long to wait for systemd to finish booting. Default 60 000. */
@@ -219,7 +222,8 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
     if (readState(opts.name)) throw new Error(`bed: host ${opts.name} already exists (destroy it first)`);
     const used = new Set(listStates().map((s) => s.ip));
     if (opts.ip && used.has(opts.ip)) throw new Error(`bed: address ${opts.ip} is already used`);
-    const binds: Bind[] = [{ src: REPO_ROOT, readOnly: !opts.repoWritable }];
+    const repoMount = opts.repoMount ?? 'overlay';
+    const binds: Bind[] = [{ src: REPO_ROOT, readOnly: repoMount === 'ro', overlay: repoMount === 'overlay' }];
     if (existsSync(CACHE_DIR)) binds.push({ src: CACHE_DIR, readOnly: true });
     const s: HostState = {
       name: opts.name,

@@ -12,8 +12,12 @@ import { type Bind, diskDir, type HostState, hostDir, writeState } from './state
 import { INIT, prepareUpper } from './upper.ts';
 
 
+/** Where an overlay bind (Bind.overlay) is mounted in the launcher's namespace before nspawn binds it. */
+const overlayMount = (s: HostState, i: number) => `${hostDir(s.name)}/binds/${i}`;
+
 function nspawnArgs(s: HostState): string[] {
-  const bindArg = (b: Bind) => `--bind${b.readOnly ? '-ro' : ''}=${b.src}:${b.dst ?? b.src}`;
+  const bindArg = (b: Bind, i: number) =>
+    b.overlay ? `--bind=${overlayMount(s, i)}:${b.dst ?? b.src}` : `--bind${b.readOnly ? '-ro' : ''}=${b.src}:${b.dst ?? b.src}`;
   const args = [
     '--quiet',
     '--register=no',
@@ -33,7 +37,7 @@ function nspawnArgs(s: HostState): string[] {
     `--bind=${diskDir(s.name)}/dbus:/run/dbus`,
   ];
   if (existsSync('/dev/kmsg')) args.push('--bind-ro=/dev/kmsg');
-  for (const b of s.binds) args.push(bindArg(b));
+  s.binds.forEach((b, i) => args.push(bindArg(b, i)));
   return [...args, INIT];
 }
 
@@ -51,6 +55,11 @@ if [ -d /run/systemd ]; then mount -t tmpfs -o mode=0755 kc-bed-run /run/systemd
 mount --bind / "$KCB_LOWER"
 mount -o remount,bind,ro "$KCB_LOWER"
 mount -t overlay overlay -o "lowerdir=$KCB_LOWER,upperdir=$KCB_DISK/upper,workdir=$KCB_DISK/work" "$KCB_ROOT"
+for o in $KCB_OVERLAYS; do # src:index — a writable, throw-away view of src
+  src=\${o%:*}; i=\${o##*:}
+  mkdir -p "$KCB_DISK/binds/$i/upper" "$KCB_DISK/binds/$i/work"
+  mount -t overlay overlay -o "lowerdir=$src,upperdir=$KCB_DISK/binds/$i/upper,workdir=$KCB_DISK/binds/$i/work" "$KCB_BINDS/$i"
+done
 exec systemd-nspawn "$@"
 `;
 
@@ -58,6 +67,7 @@ exec systemd-nspawn "$@"
 export async function launch(s: HostState, initSource: string): Promise<{ nspawn: OwnedPid; pid1: OwnedPid }> {
   const dir = hostDir(s.name);
   for (const d of ['lower', 'root']) mkdirSync(`${dir}/${d}`, { recursive: true });
+  s.binds.forEach((b, i) => b.overlay && mkdirSync(overlayMount(s, i), { recursive: true }));
   for (const d of ['upper', 'work', 'containerd', 'dbus']) mkdirSync(`${diskDir(s.name)}/${d}`, { recursive: true });
   await runOk(['rm', '-f', `${diskDir(s.name)}/dbus/system_bus_socket`]);
   await prepareUpper(s, initSource);
@@ -75,6 +85,8 @@ export async function launch(s: HostState, initSource: string): Promise<{ nspawn
       KCB_NETNS: hostNetns(s.name),
       KCB_LOWER: `${dir}/lower`,
       KCB_ROOT: `${dir}/root`,
+      KCB_BINDS: `${dir}/binds`,
+      KCB_OVERLAYS: s.binds.flatMap((b, i) => (b.overlay ? [`${b.src}:${i}`] : [])).join(' '),
     },
   });
   closeSync(log);

@@ -14,6 +14,11 @@ export interface Bind {
   src: string;
   dst?: string;
   readOnly?: boolean;
+  /**
+   * Mount a writable overlay of `src` instead (a directory): the host sees src's live files and may
+   * change them, and its changes stay in the host (kept across stop/start, gone on destroy).
+   */
+  overlay?: boolean;
 }
 
 export interface HostState {
