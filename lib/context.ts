@@ -33,6 +33,8 @@ export interface TaskState {
   etcdClientUrls?: string[];
   /** Written by `etcd`: whether the data dir was initialised now (`init`) or reused (`reuse`). */
   etcdDataDir?: 'init' | 'reuse';
+  /** Set by steps that changed the kubelet's files; `kubelet-start`/`kubelet-pivot` restart it and clear it. */
+  kubeletRestart?: boolean;
 }
 
 /** The context passed to every `run` and `skipIf`. */

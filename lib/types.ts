@@ -38,7 +38,8 @@ export interface KubeceptionConfig {
   controllerManager?: { extraArgs?: ExtraArgs };
   scheduler?: { extraArgs?: ExtraArgs };
   etcd?: { dataDir?: string; extraArgs?: ExtraArgs };
-  kubelet?: { cgroupDriver?: 'systemd' | 'cgroupfs'; criSocket?: string };
+  /** `extraConfig`: KubeletConfiguration fields that override kubeception's (e.g. `{ maxPods: 50 }`). */
+  kubelet?: { cgroupDriver?: 'systemd' | 'cgroupfs'; criSocket?: string; extraConfig?: Record<string, unknown> };
   /** Preflight check ids to report as warnings instead of errors (kubeadm's `ignorePreflightErrors`); `all` ignores every check. */
   ignorePreflightErrors?: string[];
 }
@@ -87,6 +88,6 @@ export interface ResolvedConfig {
   controllerManager: { extraArgs: ExtraArgs };
   scheduler: { extraArgs: ExtraArgs };
   etcd: { dataDir: string; extraArgs: ExtraArgs };
-  kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; criSocket: string };
+  kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; criSocket: string; extraConfig: Record<string, unknown> };
   ignorePreflightErrors: string[];
 }

@@ -3,52 +3,60 @@
  * phase names). Copy this file to ./tasks/bootstrap.ts on a site and edit it: the CLI prefers the
  * working directory's copy. Steps only export data; nothing runs at import time.
  *
- * Sequence: preflight → certs → kubeconfig → etcd → kubelet-config → bootstrap-control-plane →
- * kubelet-start → wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
- * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane.
+ * preflight → certs → kubeconfig → etcd → kubelet-config → bootstrap-control-plane → kubelet-start →
+ * wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
+ * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane
  */
 import { step, task } from '../lib/dsl.ts';
 import { runPreflight } from '../lib/steps/preflight.ts';
 import { pkiPreflightCheck, reconcileCerts } from '../lib/steps/certs.ts';
 import { ensureKubeconfigs } from '../lib/steps/kubeconfig.ts';
 import { ensureEtcd } from '../lib/steps/etcd.ts';
-import { unavailable } from '../lib/steps/pending.ts';
+import { ensureKubeletConfig, startKubelet } from '../lib/steps/kubelet.ts';
+import {
+  applySelfHostedControlPlane,
+  markControlPlane,
+  pivotKubelet,
+  removeBootstrapControlPlane,
+  selfHostedServing,
+  waitBootstrapControlPlane,
+  waitNodeRegistered,
+  waitSelfHostedControlPlane,
+  writeBootstrapControlPlane,
+} from '../lib/steps/control-plane.ts';
 
 export default task('bootstrap', [
-  step('preflight')
-    .title('preflight: host, ports, binaries, etcd data dir, PKI')
-    .run((ctx) => runPreflight(ctx, [pkiPreflightCheck])),
+  step('preflight').title('preflight: host, ports, binaries, etcd data dir, PKI').run((ctx) => runPreflight(ctx, [pkiPreflightCheck])),
   step('certs').needs('preflight').title('certs: reconcile the PKI').run(reconcileCerts),
   step('kubeconfig').needs('certs').title('kubeconfig: admin, controller-manager, scheduler, kubelet').run(ensureKubeconfigs),
   step('etcd').needs('certs').title('etcd: configure, start through systemd, wait healthy').timeout(120_000).run(ensureEtcd),
-  step('kubelet-config')
-    .needs('kubeconfig')
-    .run(() => unavailable('kubelet-config', 'the kubelet configuration writer')),
+  step('kubelet-config').needs('kubeconfig').title('kubelet-config: config.yaml, unit drop-in, kubeconfig target').run(ensureKubeletConfig),
   step('bootstrap-control-plane')
     .needs('etcd', 'kubeconfig')
-    .run(() => unavailable('bootstrap-control-plane', 'the static pod manifests')),
-  step('kubelet-start')
-    .needs('kubelet-config', 'bootstrap-control-plane')
-    .run(() => unavailable('kubelet-start', 'a kubelet unit and container runtime')),
+    .title('bootstrap-control-plane: static pods for the temporary control plane')
+    .skipIf(selfHostedServing)
+    .run(writeBootstrapControlPlane),
+  step('kubelet-start').needs('kubelet-config', 'bootstrap-control-plane').title('kubelet-start: enable and start the kubelet').run(startKubelet),
   step('wait-bootstrap-control-plane')
     .needs('kubelet-start')
-    .run(() => unavailable('wait-bootstrap-control-plane', 'a running bootstrap kube-apiserver')),
+    .title('wait-bootstrap-control-plane: bootstrap kube-apiserver ready')
+    .skipIf(selfHostedServing)
+    .run(waitBootstrapControlPlane),
   step('self-hosted-control-plane')
     .needs('wait-bootstrap-control-plane')
-    .run(() => unavailable('self-hosted-control-plane', 'the self-hosted manifests')),
-  step('wait-node-registered')
-    .needs('self-hosted-control-plane')
-    .run(() => unavailable('wait-node-registered', 'a registered Node')),
-  step('mark-control-plane')
-    .needs('wait-node-registered')
-    .run(() => unavailable('mark-control-plane', 'a registered Node')),
+    .title('self-hosted-control-plane: apply kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy')
+    .retry({ tries: 3, delayMs: 2_000 })
+    .run(applySelfHostedControlPlane),
+  step('wait-node-registered').needs('self-hosted-control-plane').title('wait-node-registered: the kubelet registered the Node').run(waitNodeRegistered),
+  step('mark-control-plane').needs('wait-node-registered').title('mark-control-plane: label and taint the Node').run(markControlPlane),
   step('wait-self-hosted-control-plane')
     .needs('mark-control-plane')
-    .run(() => unavailable('wait-self-hosted-control-plane', 'the self-hosted kube-apiserver')),
-  step('kubelet-pivot')
-    .needs('wait-self-hosted-control-plane')
-    .run(() => unavailable('kubelet-pivot', 'the self-hosted kube-apiserver')),
+    .title('wait-self-hosted-control-plane: self-hosted kube-apiserver ready 10 times in a row')
+    .run(waitSelfHostedControlPlane),
+  step('kubelet-pivot').needs('wait-self-hosted-control-plane').title('kubelet-pivot: point the kubelet at the self-hosted apiserver').run(pivotKubelet),
   step('remove-bootstrap-control-plane')
     .needs('kubelet-pivot')
-    .run(() => unavailable('remove-bootstrap-control-plane', 'a completed pivot')),
+    .title('remove-bootstrap-control-plane: delete the bootstrap static pods')
+    .skipIf(selfHostedServing)
+    .run(removeBootstrapControlPlane),
 ]);

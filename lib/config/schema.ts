@@ -29,7 +29,7 @@ const configSchema = z.strictObject({
   scheduler: z.strictObject({ extraArgs: extraArgs.optional() }).optional(),
   etcd: z.strictObject({ dataDir: str.optional(), extraArgs: extraArgs.optional() }).optional(),
   kubelet: z
-    .strictObject({ cgroupDriver: z.enum(['systemd', 'cgroupfs']).optional(), criSocket: str.optional() })
+    .strictObject({ cgroupDriver: z.enum(['systemd', 'cgroupfs']).optional(), criSocket: str.optional(), extraConfig: z.record(z.string(), z.unknown()).optional() })
     .optional(),
   ignorePreflightErrors: z.array(str).optional(),
 });

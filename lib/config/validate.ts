@@ -142,7 +142,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     controllerManager: { extraArgs: cfg.controllerManager?.extraArgs ?? {} },
     scheduler: { extraArgs: cfg.scheduler?.extraArgs ?? {} },
     etcd: { dataDir: cfg.etcd?.dataDir ?? distro.paths.etcdDataDir, extraArgs: cfg.etcd?.extraArgs ?? {} },
-    kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', criSocket: cfg.kubelet?.criSocket ?? distro.criSocket },
+    kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
     ignorePreflightErrors: cfg.ignorePreflightErrors ?? [],
   };
 }

@@ -1,0 +1,74 @@
+/**
+ * The two apiservers of a bootstrap — the temporary *bootstrap* one (static pod, its own port) and
+ * the *final* self-hosted one — as seen from this node through the admin kubeconfigs.
+ */
+import { HostStateError, TimeoutError } from '../errors.ts';
+import { probeHttps, type TlsClient } from '../net/probe.ts';
+import { parseKubeconfig } from './kubeconfig.ts';
+import { Cluster } from './client.ts';
+import { apiserverUrls, kubeconfigPaths } from '../steps/kubeconfig.ts';
+import type { Context } from '../context.ts';
+
+/** Which apiserver. */
+export type Which = 'bootstrap' | 'final';
+
+async function adminKubeconfig(ctx: Pick<Context, 'files' | 'config'>, which: Which): Promise<{ text: string; path: string }> {
+  const p = kubeconfigPaths(ctx.config);
+  const path = which === 'final' ? p.admin : p.bootstrapAdmin;
+  const text = await ctx.files.read(path);
+  if (!text) throw new HostStateError('kubeconfig-missing', { what: path, why: 'the admin kubeconfig is missing', fix: 'run the kubeconfig step (kubeception run bootstrap)' });
+  return { text, path };
+}
+
+/** TLS client material of the admin kubeconfig for `which`. Never logged. */
+export async function adminTls(ctx: Pick<Context, 'files' | 'config'>, which: Which): Promise<TlsClient> {
+  const { text, path } = await adminKubeconfig(ctx, which);
+  const k = parseKubeconfig(text, path);
+  if (!k.caPem || !k.certPem || !k.keyPem) throw new HostStateError('kubeconfig-invalid', { what: path, why: 'it lacks embedded CA or client credentials', fix: 'move it aside and run the kubeconfig step' });
+  return { ca: k.caPem, cert: k.certPem, key: k.keyPem };
+}
+
+/** A client for `which` apiserver (admin credentials). */
+export async function cluster(ctx: Pick<Context, 'files' | 'config'>, which: Which): Promise<Cluster> {
+  const { text, path } = await adminKubeconfig(ctx, which);
+  return new Cluster(text, path);
+}
+
+/** One `/readyz` probe: undefined if ready, else why not. */
+export async function probeApiserver(ctx: Pick<Context, 'files' | 'config'>, which: Which, timeoutMs = 3_000): Promise<string | undefined> {
+  const tls = await adminTls(ctx, which).catch(() => undefined);
+  if (!tls) return 'no admin kubeconfig yet';
+  const r = await probeHttps(`${apiserverUrls(ctx.config)[which]}/readyz`, tls, timeoutMs);
+  if ('error' in r) return r.error;
+  return r.status === 200 ? undefined : `HTTP ${r.status}: ${r.body.trim().split('\n').filter((l) => l.includes('failed')).slice(0, 3).join('; ') || r.body.slice(0, 120)}`;
+}
+
+/**
+ * Waits until `which` answers `/readyz` 200 `inARow` times in a row, probing every `intervalMs`.
+ * @throws TimeoutError `apiserver-not-ready` naming the URL and the last reason.
+ */
+export async function waitApiserver(ctx: Context, which: Which, opts: { timeoutMs: number; intervalMs?: number; inARow?: number }): Promise<number> {
+  const interval = opts.intervalMs ?? 1_000;
+  const need = opts.inARow ?? 1;
+  const deadline = Date.now() + opts.timeoutMs;
+  let streak = 0;
+  let probes = 0;
+  let last = 'not probed';
+  while (Date.now() < deadline && !ctx.signal.aborted) {
+    probes++;
+    const why = await probeApiserver(ctx, which);
+    if (why === undefined) {
+      if (++streak >= need) return probes;
+    } else {
+      if (streak > 0) ctx.log.info(`${which} apiserver: streak of ${streak} broken (${why})`);
+      streak = 0;
+      last = why;
+    }
+    await new Promise((r) => setTimeout(r, interval));
+  }
+  throw new TimeoutError('apiserver-not-ready', {
+    what: `${which} kube-apiserver at ${apiserverUrls(ctx.config)[which]}`,
+    why: `not ready ${need > 1 ? `${need} times in a row ` : ''}within ${opts.timeoutMs} ms (last: ${last})`,
+    fix: `check the kube-apiserver pod: crictl/ctr logs, \`journalctl -u ${ctx.config.distro.units.kubelet}\``,
+  });
+}

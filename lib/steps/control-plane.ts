@@ -1,0 +1,111 @@
+/**
+ * The control-plane steps of the bootstrap: bootstrap static pods, waiting for the bootstrap
+ * apiserver, applying the self-hosted control plane through it, node registration and marking,
+ * the stability check of the self-hosted apiserver, the kubelet pivot, and removing the bootstrap
+ * static pods. Every step checks the cluster first and acts only where it differs.
+ *
+ * Host effects: static pod manifests written (0644) to / removed from the kubelet's
+ * `staticPodPath`; objects applied with server-side apply; the Node labelled and tainted; the
+ * kubelet's kubeconfig re-pointed and the kubelet restarted.
+ */
+import { join } from 'node:path';
+import { CONTROL_PLANE_LABEL } from '../constants.ts';
+import { TimeoutError } from '../errors.ts';
+import { toYaml } from '../util/yaml.ts';
+import { cluster, probeApiserver, waitApiserver, type Which } from '../k8s/apiserver.ts';
+import { bootstrapStaticPods } from '../../manifests/static-pods.ts';
+import { kubeletTarget, pointKubelet } from './kubelet.ts';
+import { selfHostedManifests } from './self-hosted.ts';
+import type { V1Node } from '../k8s/client.ts';
+import type { Context } from '../context.ts';
+import type { StepOutcome } from '../dsl.ts';
+
+/** Names of the bootstrap static pod manifests present in `staticPodPath`. */
+export async function bootstrapManifestsPresent(ctx: Pick<Context, 'files' | 'config'>): Promise<string[]> {
+  return (await ctx.files.list(ctx.config.distro.paths.staticPodPath)).filter((f) => f.startsWith('bootstrap-') && f.endsWith('.yaml'));
+}
+
+/** Skip reason shared by the bootstrap-only steps: the final apiserver already serves. */
+export async function selfHostedServing(ctx: Context): Promise<string | false> {
+  if ((await bootstrapManifestsPresent(ctx)).length > 0) return false;
+  return (await probeApiserver(ctx, 'final')) === undefined ? 'the self-hosted kube-apiserver is serving; no bootstrap control plane needed' : false;
+}
+
+/** The apiserver to talk to during this run: the bootstrap one while its manifests exist, else the final one. */
+async function activeApiserver(ctx: Context): Promise<Which> {
+  return (await bootstrapManifestsPresent(ctx)).length > 0 && (await probeApiserver(ctx, 'bootstrap')) === undefined ? 'bootstrap' : 'final';
+}
+
+/** `bootstrap-control-plane`: writes the bootstrap static pods. */
+export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
+  const written: string[] = [];
+  for (const { file, pod } of bootstrapStaticPods(ctx.config))
+    if (await ctx.files.write(join(ctx.config.distro.paths.staticPodPath, file), toYaml(pod), { mode: 0o644 })) written.push(file);
+  return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifests up to date' };
+}
+
+/** `wait-bootstrap-control-plane`: the bootstrap apiserver answers /readyz. */
+export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
+  const probes = await waitApiserver(ctx, 'bootstrap', { timeoutMs: 300_000 });
+  return { changed: false, detail: `ready after ${probes} probe(s)` };
+}
+
+/** `self-hosted-control-plane`: applies the self-hosted control plane and kube-proxy. */
+export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
+  const which = await activeApiserver(ctx);
+  const api = await cluster(ctx, which);
+  const changed = await api.apply(await selfHostedManifests(ctx));
+  for (const ref of changed) ctx.log.info(`applied ${ref}`);
+  return { changed: changed.length > 0, detail: `${changed.length} object(s) changed via the ${which} apiserver` };
+}
+
+async function readNode(ctx: Context): Promise<V1Node | undefined> {
+  const api = await cluster(ctx, await activeApiserver(ctx));
+  return api.read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } });
+}
+
+/** `wait-node-registered`: the kubelet has registered this node's Node object. */
+export async function waitNodeRegistered(ctx: Context): Promise<StepOutcome> {
+  const deadline = Date.now() + 180_000;
+  while (Date.now() < deadline && !ctx.signal.aborted) {
+    if (await readNode(ctx).catch(() => undefined)) return { changed: false, detail: `Node ${ctx.config.nodeName} registered` };
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: 'the kubelet did not register it within 180 s', fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
+}
+
+/** `mark-control-plane`: label `node-role.kubernetes.io/control-plane=""` and taint it NoSchedule (kubeadm's). */
+export async function markControlPlane(ctx: Context): Promise<StepOutcome> {
+  const node = await readNode(ctx);
+  const hasLabel = node?.metadata?.labels?.[CONTROL_PLANE_LABEL] === '';
+  const hasTaint = (node?.spec?.taints ?? []).some((t) => t.key === CONTROL_PLANE_LABEL && t.effect === 'NoSchedule');
+  if (hasLabel && hasTaint) return { changed: false, detail: 'already labelled and tainted' };
+  const api = await cluster(ctx, await activeApiserver(ctx));
+  await api.patch({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }, {
+    metadata: { labels: { [CONTROL_PLANE_LABEL]: '' } },
+    spec: { taints: [...(node?.spec?.taints ?? []).filter((t) => t.key !== CONTROL_PLANE_LABEL), { key: CONTROL_PLANE_LABEL, effect: 'NoSchedule' }] },
+  });
+  return { changed: true, detail: `labelled and tainted ${CONTROL_PLANE_LABEL}` };
+}
+
+/** `wait-self-hosted-control-plane`: the final apiserver answers /readyz 10 times in a row (the seed's stability check). */
+export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
+  const probes = await waitApiserver(ctx, 'final', { timeoutMs: 300_000, intervalMs: 1_000, inARow: 10 });
+  return { changed: false, detail: `stable after ${probes} probe(s)` };
+}
+
+/** `kubelet-pivot`: points the kubelet at the final apiserver and restarts it if that changed. */
+export async function pivotKubelet(ctx: Context): Promise<StepOutcome> {
+  if ((await kubeletTarget(ctx)) === 'final' && !ctx.state.kubeletRestart) return { changed: false, detail: 'kubelet already on the final apiserver' };
+  await pointKubelet(ctx, 'final');
+  await ctx.systemd.start(ctx.config.distro.units.kubelet, { restart: true });
+  ctx.state.kubeletRestart = false;
+  return { changed: true, detail: 'kubelet now uses the final apiserver' };
+}
+
+/** `remove-bootstrap-control-plane`: deletes the bootstrap static pod manifests. */
+export async function removeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
+  const files = await bootstrapManifestsPresent(ctx);
+  for (const f of files) await ctx.files.remove(join(ctx.config.distro.paths.staticPodPath, f));
+  return { changed: files.length > 0, detail: files.length ? `removed ${files.join(', ')}` : 'none present' };
+}

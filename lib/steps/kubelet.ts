@@ -1,0 +1,104 @@
+/**
+ * The kubelet: its KubeletConfiguration, a systemd drop-in that runs it with kubeception's files,
+ * which apiserver its kubeconfig names (bootstrap or final — the "pivot"), and starting it.
+ *
+ * Host effects: `<kubeletConfigDir>/config.yaml` (0644); `<systemdDir>/<kubelet unit>.d/20-kubeception.conf`
+ * (0644) + daemon-reload; the kubelet kubeconfig's `server` rewritten (0600); the kubelet unit
+ * enabled and (re)started.
+ * @see https://kubernetes.io/docs/reference/config-api/kubelet-config.v1beta1/
+ */
+import { join } from 'node:path';
+import { KUBELET_CONFIG } from '../constants.ts';
+import { HostStateError } from '../errors.ts';
+import { firstServiceIP } from '../net/cidr.ts';
+import { toYaml } from '../util/yaml.ts';
+import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
+import { probeApiserver, type Which } from '../k8s/apiserver.ts';
+import { apiserverUrls, kubeconfigPaths } from './kubeconfig.ts';
+import type { Context } from '../context.ts';
+import type { StepOutcome } from '../dsl.ts';
+import type { ResolvedConfig } from '../types.ts';
+
+/** The cluster DNS Service IP: the tenth address of the service subnet, as kubeadm picks. */
+function clusterDNS(config: ResolvedConfig): string {
+  const first = firstServiceIP(config.networking.serviceSubnet);
+  return first.includes(':') ? first.replace(/1$/, 'a') : first.replace(/\.1$/, '.10');
+}
+
+/** The KubeletConfiguration kubeception writes. `kubelet.extraConfig` fields override. */
+export function kubeletConfiguration(config: ResolvedConfig): Record<string, unknown> {
+  return {
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    cgroupDriver: config.kubelet.cgroupDriver,
+    containerRuntimeEndpoint: config.kubelet.criSocket,
+    staticPodPath: config.distro.paths.staticPodPath,
+    clusterDNS: [clusterDNS(config)],
+    clusterDomain: config.networking.dnsDomain,
+    authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: join(config.certificatesDir, 'ca.crt') } },
+    authorization: { mode: 'Webhook' },
+    readOnlyPort: 0,
+    rotateCertificates: true,
+    failSwapOn: false,
+    ...config.kubelet.extraConfig,
+  };
+}
+
+/** Path of kubeception's drop-in for the kubelet unit. */
+export const kubeletDropIn = (config: ResolvedConfig) => join(config.distro.paths.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf');
+
+/** The drop-in: the kubelet runs with kubeception's config and kubeconfig, as this node. */
+export function renderKubeletDropIn(config: ResolvedConfig, kubeletBin: string): string {
+  const dir = config.distro.paths.kubeletConfigDir;
+  const args = [`--config=${join(dir, KUBELET_CONFIG)}`, `--kubeconfig=${kubeconfigPaths(config).kubelet}`, `--hostname-override=${config.nodeName}`, `--node-ip=${config.localAPIEndpoint.advertiseAddress}`];
+  return ['# Written by kubeception.', '[Service]', 'ExecStart=', `ExecStart=${kubeletBin} ${args.join(' ')} $KUBELET_EXTRA_ARGS`, 'Restart=always', 'RestartSec=2', ''].join('\n');
+}
+
+/** Which apiserver the kubelet's kubeconfig names now, or undefined. */
+export async function kubeletTarget(ctx: Pick<Context, 'files' | 'config'>): Promise<Which | undefined> {
+  const path = kubeconfigPaths(ctx.config).kubelet;
+  const text = await ctx.files.read(path);
+  const server = text ? parseKubeconfig(text, path).server : undefined;
+  const urls = apiserverUrls(ctx.config);
+  return server === urls.final ? 'final' : server === urls.bootstrap ? 'bootstrap' : undefined;
+}
+
+/** Points the kubelet's kubeconfig at `which` apiserver. @returns true if the file changed. */
+export async function pointKubelet(ctx: Context, which: Which): Promise<boolean> {
+  const path = kubeconfigPaths(ctx.config).kubelet;
+  const text = await ctx.files.read(path);
+  const k = text ? parseKubeconfig(text, path) : {};
+  if (!k.caPem || !k.certPem || !k.keyPem || !k.user)
+    throw new HostStateError('kubeconfig-invalid', { what: path, why: 'the kubelet kubeconfig lacks credentials', fix: 'run the kubeconfig step' });
+  const next = renderKubeconfig({ server: apiserverUrls(ctx.config)[which], caPem: k.caPem, user: k.user, certPem: k.certPem, keyPem: k.keyPem });
+  return ctx.files.write(path, next, { mode: 0o600 });
+}
+
+/** The `kubelet-config` step: config, drop-in, and the kubeconfig pointed at a serving apiserver. */
+export async function ensureKubeletConfig(ctx: Context): Promise<StepOutcome> {
+  const { config, files } = ctx;
+  const bin = await ctx.sh.which(config.distro.binaries.kubelet);
+  if (!bin) throw new HostStateError('kubelet-missing', { what: config.distro.binaries.kubelet, why: 'the kubelet binary is not on PATH', fix: 'install the kubelet' });
+  const changed: string[] = [];
+  if (await files.write(join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kubeletConfiguration(config)), { mode: 0o644 })) changed.push('config.yaml');
+  if (await files.write(kubeletDropIn(config), renderKubeletDropIn(config, bin), { mode: 0o644 })) {
+    changed.push('unit drop-in');
+    await ctx.systemd.reload();
+  }
+  // Point the kubelet at the bootstrap apiserver unless the final one already serves (a converged re-run).
+  const finalReady = (await probeApiserver(ctx, 'final')) === undefined;
+  if (await pointKubelet(ctx, finalReady ? 'final' : 'bootstrap')) changed.push(`kubeconfig → ${finalReady ? 'final' : 'bootstrap'} apiserver`);
+  if (changed.length) ctx.state.kubeletRestart = true;
+  return { changed: changed.length > 0, detail: changed.join(', ') || 'up to date' };
+}
+
+/** The `kubelet-start` step: enable; start, or restart if its files changed in this run. */
+export async function startKubelet(ctx: Context): Promise<StepOutcome> {
+  const unit = ctx.config.distro.units.kubelet;
+  const enabled = await ctx.systemd.enable([unit]);
+  const active = (await ctx.systemd.activeState(unit)) === 'active';
+  if (active && !ctx.state.kubeletRestart) return { changed: enabled, detail: `${unit} active` };
+  await ctx.systemd.start(unit, { restart: active });
+  ctx.state.kubeletRestart = false;
+  return { changed: true, detail: `${unit} ${active ? 'restarted' : 'started'}` };
+}

@@ -1,0 +1,157 @@
+/**
+ * The whole bootstrap on the bed: `kubeception run bootstrap` inside a host with a real kubelet,
+ * containerd and etcd ends with a Ready control-plane node running the self-hosted control plane.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { bootHost, type Host } from '../bed/bed.ts';
+import { kc, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
+
+const ADMIN = '/etc/kubernetes/admin.conf';
+const kubectl = (host: Host, ...args: string[]) => host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
+const json = async (host: Host, ...args: string[]) => JSON.parse(await kubectl(host, ...args, '-o', 'json'));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(2_000);
+  }
+  assert.fail(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}
+
+/** Control-plane pods by component, with owner kind and whether they are static (mirror) pods. */
+async function controlPlanePods(host: Host) {
+  const pods = (await json(host, '-n', 'kube-system', 'get', 'pods')).items as any[];
+  return pods
+    .filter((p) => /^(bootstrap-)?kube-(apiserver|controller-manager|scheduler)/.test(p.metadata.name))
+    .map((p) => ({
+      name: p.metadata.name as string,
+      uid: p.metadata.uid as string,
+      owner: p.metadata.ownerReferences?.[0]?.kind as string | undefined,
+      mirror: !!p.metadata.annotations?.['kubernetes.io/config.mirror'],
+      phase: p.status.phase as string,
+      restarts: (p.status.containerStatuses ?? []).reduce((n: number, c: any) => n + c.restartCount, 0) as number,
+    }));
+}
+
+const RUN = ['run', 'bootstrap', '--output', 'json'];
+
+describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivot → Ready', { timeout: 1_800_000 }, () => {
+  let host: Host;
+  let first: KcResult;
+  before(async () => {
+    host = await bootHost({ name: 'cp1', kubelet: true });
+    await writeConfig(host, { distro: 'debian' });
+    first = await kc(host, RUN, { timeoutMs: 900_000 });
+  });
+  after(async () => host?.destroy());
+
+  test('the run succeeds and every step did its work', () => {
+    assert.equal(first.code, 0, `${first.stderr}\n${first.stdout.split('\n').slice(-15).join('\n')}`);
+    assert.deepEqual(stepsWith(first.events, 'step-failed'), []);
+    for (const s of ['bootstrap-control-plane', 'kubelet-start', 'self-hosted-control-plane', 'mark-control-plane', 'kubelet-pivot', 'remove-bootstrap-control-plane'])
+      assert.ok(stepsWith(first.events, 'step-done').includes(s), s);
+  });
+
+  test('the node is Ready with the control-plane label and taint', async () => {
+    const node = await eventually('node Ready', async () => {
+      const n = await json(host, 'get', 'node', host.name);
+      return n.status.conditions.find((c: any) => c.type === 'Ready')?.status === 'True' ? n : undefined;
+    });
+    assert.equal(node.metadata.labels['node-role.kubernetes.io/control-plane'], '');
+    assert.ok(node.spec.taints.some((t: any) => t.key === 'node-role.kubernetes.io/control-plane' && t.effect === 'NoSchedule'));
+    console.log(await kubectl(host, 'get', 'nodes', '-o', 'wide'));
+  });
+
+  test('the control plane runs as DaemonSet/Deployment pods, not static pods; bootstrap manifests gone', async () => {
+    const pods = await eventually('self-hosted pods Running', async () => {
+      const ps = await controlPlanePods(host);
+      return ps.length === 3 && ps.every((p) => p.phase === 'Running') ? ps : undefined;
+    });
+    assert.deepEqual(pods.map((p) => [p.name.replace(/-[a-z0-9]+(-[a-z0-9]+)?$/, ''), p.owner, p.mirror]).sort(), [
+      ['kube-apiserver', 'DaemonSet', false],
+      ['kube-controller-manager', 'ReplicaSet', false],
+      ['kube-scheduler', 'ReplicaSet', false],
+    ]);
+    const manifests = await host.execOk(['ls', '-A', '/etc/kubernetes/manifests']);
+    assert.doesNotMatch(manifests, /bootstrap-/);
+    assert.match(await host.readFile('/var/lib/kubelet/kubeconfig'), new RegExp(`server: https://${host.ip.replace(/\./g, '\\.')}:6443`));
+  });
+
+  test('a Deployment created afterwards gets scheduled and Running', async () => {
+    await host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, 'apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'probe', namespace: 'default' },
+        spec: { replicas: 1, selector: { matchLabels: { app: 'probe' } }, template: { metadata: { labels: { app: 'probe' } }, spec: {
+          tolerations: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists', effect: 'NoSchedule' }],
+          containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10.1', imagePullPolicy: 'IfNotPresent' }],
+        } } },
+      }),
+    });
+    await eventually('probe pod Running', async () => {
+      const ps = (await json(host, '-n', 'default', 'get', 'pods', '-l', 'app=probe')).items as any[];
+      return ps.some((p) => p.status.phase === 'Running' && p.spec.nodeName === host.name) ? true : undefined;
+    });
+  });
+
+  test('re-run converges: no pod restarted, CA and keys unchanged, JSON events say which steps worked', async () => {
+    const hashes = () => host.execOk(['sh', '-c', 'sha256sum /etc/kubernetes/pki/*.key /etc/kubernetes/pki/*/*.key /etc/kubernetes/pki/ca.crt /var/lib/etcd/default/kubeception-owner.json']);
+    const before = { pods: await controlPlanePods(host), hashes: await hashes() };
+    const r = await kc(host, RUN, { timeoutMs: 600_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const worked = r.events.filter((e) => e.event === 'step-done' && e.changed).map((e) => e.step);
+    assert.deepEqual(worked, [], `steps that changed something: ${worked.join(', ')}`);
+    assert.ok(stepsWith(r.events, 'step-skipped').includes('bootstrap-control-plane'));
+    const after = await controlPlanePods(host);
+    assert.deepEqual(after.map((p) => [p.uid, p.restarts]).sort(), before.pods.map((p) => [p.uid, p.restarts]).sort());
+    assert.equal(await hashes(), before.hashes);
+  });
+
+  test('reboot: stop the host, start it, re-run → the cluster is back with the objects created before', async () => {
+    await kubectl(host, 'create', 'configmap', 'before-reboot', '-n', 'default', '--from-literal=k=v');
+    await host.stop();
+    await host.start();
+    const r = await kc(host, RUN, { timeoutMs: 900_000 });
+    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.split('\n').slice(-10).join('\n')}`);
+    assert.ok(stepsWith(r.events, 'step-done').includes('bootstrap-control-plane'), 'the bootstrap control plane ran again');
+    const cm = await json(host, '-n', 'default', 'get', 'configmap', 'before-reboot');
+    assert.equal(cm.data.k, 'v');
+    await eventually('node Ready after reboot', async () => {
+      const n = await json(host, 'get', 'node', host.name);
+      return n.status.conditions.find((c: any) => c.type === 'Ready')?.status === 'True' ? true : undefined;
+    });
+  });
+});
+
+describe('crash midway: kill the run after the bootstrap manifests and the kubelet are up, re-run', { timeout: 1_800_000 }, () => {
+  let host: Host;
+  before(async () => {
+    host = await bootHost({ name: 'cp2', kubelet: true });
+    await writeConfig(host, { distro: 'debian' });
+  });
+  after(async () => host?.destroy());
+
+  test('the re-run accepts our own leftovers and converges', async () => {
+    const run = kc(host, RUN, { timeoutMs: 900_000 });
+    await eventually('bootstrap manifests written and kubelet active', async () => {
+      const m = await host.exec(['sh', '-c', 'ls /etc/kubernetes/manifests/bootstrap-kube-apiserver.yaml && systemctl is-active kubelet']);
+      return m.code === 0 ? true : undefined;
+    }, 300_000);
+    await host.exec(['pkill', '-KILL', '-f', 'bin/kubeception.js run bootstrap']);
+    const killed = await run;
+    assert.notEqual(killed.code, 0);
+    const r = await kc(host, RUN, { timeoutMs: 900_000 });
+    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.split('\n').slice(-10).join('\n')}`);
+    assert.deepEqual(stepsWith(r.events, 'step-failed'), []);
+    const pods = await controlPlanePods(host);
+    assert.ok(pods.some((p) => p.owner === 'DaemonSet'));
+  });
+});
