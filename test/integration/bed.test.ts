@@ -77,6 +77,8 @@ describe('test bed', { timeout: 300_000 }, () => {
       assert.equal((await host.readFile('/etc/hostname')).trim(), 'Node-A');
       assert.match(await host.readFile('/etc/hosts'), new RegExp(`^${host.ip.replaceAll('.', '\\.')}\\tNode-A bed-a$`, 'm'));
       assert.ok(await host.exists(`${REPO_ROOT}/package.json`));
+      await ok(host, ['touch', `${REPO_ROOT}/.bed-probe`]);
+      assert.equal(existsSync(`${REPO_ROOT}/.bed-probe`), false, 'writes to the repo stay in the host');
       assert.match(await ok(host, ['node', '--version']), /^v\d+/);
     });
 
