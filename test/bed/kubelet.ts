@@ -122,6 +122,12 @@ export function cniConfig(podSubnet: string): string {
   )}\n`;
 }
 
+/** What the kubeadm install docs ask of a node before `kubeadm init` (per network namespace here). */
+export const NODE_SYSCTLS = `net.ipv4.ip_forward = 1
+net.bridge.bridge-nf-call-iptables = 1
+net.bridge.bridge-nf-call-ip6tables = 1
+`;
+
 export function defaultPodSubnet(ip: string): string {
   return `10.244.${ip.split('.')[3]}.0/24`;
 }
@@ -131,7 +137,8 @@ export function defaultPodSubnet(ip: string): string {
  * survive stop/start). Host effects: /etc/containerd/{config.toml,certs.d}, containerd enabled and
  * started, images imported into containerd's k8s.io namespace, /usr/local/bin/{kubelet,kubeadm},
  * /etc/systemd/system/kubelet.service(+.d/10-kubeadm.conf) disabled, /etc/default/kubelet,
- * /etc/cni/net.d/10-bed.conflist, /opt/cni/bin → /usr/lib/cni.
+ * /etc/cni/net.d/10-bed.conflist, /opt/cni/bin → /usr/lib/cni, /etc/sysctl.d/99-kubernetes-bed.conf
+ * (ip_forward and bridge-nf-call-ip(6)tables = 1, applied now and by systemd-sysctl at each boot).
  */
 export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = {}): Promise<void> {
   const archives = opts.images === false ? [] : await ensureImages();
@@ -145,6 +152,8 @@ export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = 
   await host.writeFile('/etc/systemd/system/kubelet.service.d/10-kubeadm.conf', KUBELET_DROPIN);
   if (!(await host.exists('/etc/default/kubelet'))) await host.writeFile('/etc/default/kubelet', 'KUBELET_EXTRA_ARGS=\n');
   await host.writeFile('/etc/cni/net.d/10-bed.conflist', cniConfig(podSubnet));
+  await host.writeFile('/etc/sysctl.d/99-kubernetes-bed.conf', NODE_SYSCTLS);
+  await host.execOk(['sysctl', '-q', '-p', '/etc/sysctl.d/99-kubernetes-bed.conf']);
   await host.execOk(['sh', '-c', 'mkdir -p /opt/cni && { [ -L /opt/cni/bin ] || { rm -rf /opt/cni/bin && ln -s /usr/lib/cni /opt/cni/bin; }; }']);
   await host.execOk(['mkdir', '-p', '/etc/kubernetes/manifests', '/var/lib/kubelet']);
   await host.execOk(['systemctl', 'daemon-reload']);

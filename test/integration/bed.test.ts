@@ -9,7 +9,7 @@ import { BED_CIDR, BRIDGE_IP, bootHost, destroyAllHosts, getHost, type Host, lis
 import { CONTROL_PLANE_IMAGES, PAUSE_IMAGE } from '../bed/kubelet.ts';
 import { run, runOk, sleep } from '../bed/proc.ts';
 
-const OWN = ['bed-a', 'bed-b', 'bed-c', 'bed-kubelet'];
+const OWN = ['bed-a', 'bed-b', 'bed-c', 'bed-kubelet', 'bed-kubeadm'];
 /**
  * Hosts of another test process (e.g. a developer's run next to this one, maybe still booting), which we
  * must not touch. CI starts with none (.ci/run runs `host.ts down-all` first).
@@ -173,6 +173,32 @@ spec:
     imagePullPolicy: Never
 `;
 
+/** kubeadm with the host's stock etcd unit as external etcd; no CoreDNS image here, so that addon is skipped. */
+const kubeadmConfig = (ip: string) => `apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint: {advertiseAddress: ${ip}, bindPort: 6443}
+nodeRegistration:
+  criSocket: unix:///run/containerd/containerd.sock
+  imagePullPolicy: IfNotPresent
+skipPhases: [addon/coredns]
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.34.4
+etcd:
+  external:
+    endpoints: [http://127.0.0.1:2379]
+networking: {podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12}
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: systemd
+---
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+conntrack: {maxPerCore: 0}
+`;
+
 describe('kubelet host', { timeout: 300_000 }, () => {
   after(() => destroyOwn());
 
@@ -221,6 +247,30 @@ describe('kubelet host', { timeout: 300_000 }, () => {
     assert.doesNotMatch(log, /command failed/);
     const ctrs = await ok(host, ['ctr', '-n', 'k8s.io', 'containers', 'ls']);
     assert.match(ctrs, /registry\.k8s\.io\/pause:3\.10\.1/);
+  });
+
+  test('kubeadm init with the machine etcd brings up a Ready control-plane node', async () => {
+    const host = await bootHost({ name: 'bed-kubeadm', hostname: 'Node-K', kubelet: true });
+    await host.writeFile('/root/kubeadm.yaml', kubeadmConfig(host.ip));
+    await ok(host, ['systemctl', 'start', 'etcd.service']);
+    const init = await host.exec(['kubeadm', 'init', '--config', '/root/kubeadm.yaml', '--ignore-preflight-errors=all'], {
+      timeoutMs: 240_000,
+    });
+    assert.equal(init.code, 0, `kubeadm init:\n${init.stdout.slice(-2000)}\n${init.stderr.slice(-2000)}`);
+    const kubectl = (...a: string[]) => host.exec(['kubectl', '--kubeconfig=/etc/kubernetes/admin.conf', ...a]);
+    let nodes = '';
+    let pods = '';
+    for (let i = 0; i < 120; i++) {
+      nodes = (await kubectl('get', 'nodes', '--no-headers')).stdout;
+      pods = (await kubectl('get', 'pods', '-n', 'kube-system', '--no-headers')).stdout;
+      if (/^node-k\s+Ready\s/m.test(nodes) && (pods.match(/\s1\/1\s+Running\s/g) ?? []).length === 4) break;
+      await sleep(1_000);
+    }
+    assert.match(nodes, /^node-k\s+Ready\s+control-plane\s.*v1\.34\.4$/m);
+    for (const c of ['kube-apiserver-node-k', 'kube-controller-manager-node-k', 'kube-scheduler-node-k', 'kube-proxy-']) {
+      assert.match(pods, new RegExp(`^${c}\\S*\\s+1/1\\s+Running\\s`, 'm'), `${c} Running:\n${pods}`);
+    }
+    await host.destroy();
   });
 
   test('destroying a host with running pods leaves nothing behind', (t) => assertNothingLeft(t));
