@@ -32,7 +32,8 @@ const labels = () => ({ 'k8s-app': NAME, ...MANAGED_BY });
 const metadata = () => ({ name: NAME, namespace: NAMESPACE, labels: labels() });
 
 /**
- * The KubeProxyConfiguration (kube-proxy decodes it strictly: unknown fields are fatal).
+ * The KubeProxyConfiguration. kube-proxy 1.34 falls back to lenient decoding on an unknown field
+ * (it logs and ignores it), so a misspelt field silently does nothing: the tests pin every name.
  * `bindAddress` is `0.0.0.0`, or `::` on an IPv6 control plane (kubeadm's choice), which also moves
  * the healthz default to `[::]:10256`.
  */

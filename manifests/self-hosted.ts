@@ -10,9 +10,10 @@
  * controller deletes the only apiserver and then needs that apiserver to create its replacement;
  * the only scheduler's replacement has no scheduler to place it; the only controller-manager may
  * exit before its ReplicaSet controller creates the new pod. Pods declare no `ports`, so the
- * scheduler's host-port check does not block the surge pod. Caveat: during a surge the kernel
- * spreads probe connections over both instances, so readiness cannot tell a broken new pod from
- * the old one; recovery from a bad image is re-running the bootstrap.
+ * scheduler's host-port check does not block the surge pod. Caveats, both for the seconds a surge
+ * lasts: the kernel spreads connections over both instances, so a new apiserver that is still
+ * starting answers some requests (403/503; clients retry), and probes cannot tell the instances
+ * apart, so a broken new pod may pass for ready; recovery from a bad image is re-running the bootstrap.
  *
  * The final apiserver keeps the default endpoint reconciler (lease) and owns the `kubernetes`
  * Service's endpoints.
