@@ -11,8 +11,9 @@
  *
  * No probes: the pods live for minutes, the kubelet restarts a container that exits anyway, and
  * a liveness probe would only add restarts of an apiserver that is slow while etcd warms up (a
- * known kubeadm failure mode). The bootstrap's wait step polls `/livez` and `/healthz` on the
- * bootstrap ports itself, which also reports *why* it is not healthy.
+ * known kubeadm failure mode). Nothing routes traffic by their readiness either: the bootstrap's
+ * wait step polls the bootstrap apiserver itself (and can say why it is not ready); the
+ * controllers answer `/healthz` on their bootstrap ports for anyone who wants to check them.
  *
  * Volumes are read-only hostPaths at the same path inside the container (kubeadm's way):
  * `certificatesDir` for the apiserver and controller-manager, and only the one kubeconfig file each
