@@ -23,10 +23,9 @@ export function defineConfig(config: KubeceptionConfig): KubeceptionConfig {
 
 /** Reads host name and non-loopback addresses (with their networks) from the OS. */
 export function readHostFacts(): HostFacts {
-  const addresses = Object.values(networkInterfaces())
-    .flat()
-    .filter((a) => a && !a.internal && a.cidr)
-    .map((a) => ({ address: a!.address, cidr: a!.cidr! }));
+  const addresses = Object.entries(networkInterfaces()).flatMap(([iface, list]) =>
+    (list ?? []).filter((a) => !a.internal && a.cidr).map((a) => ({ address: a.address, cidr: a.cidr!, iface })),
+  );
   return { hostname: hostname(), addresses };
 }
 

@@ -18,8 +18,8 @@ import type { DistroSettings, KubeceptionConfig, ResolvedConfig } from '../types
 /** What validation needs to know about the host. */
 export interface HostFacts {
   hostname: string;
-  /** Non-loopback interface addresses with their networks (`cidr` as in os.networkInterfaces()). */
-  addresses: { address: string; cidr: string }[];
+  /** Non-loopback interface addresses with their networks (`cidr` as in os.networkInterfaces()) and interface names. */
+  addresses: { address: string; cidr: string; iface?: string }[];
 }
 
 const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
@@ -87,9 +87,17 @@ function checkRanges(pod: Cidr, svc: Cidr, facts: HostFacts, file: string, podS:
     const net = networkOf(a.cidr);
     if (!net) continue;
     for (const [field, range, text] of [['networking.podSubnet', pod, podS], ['networking.serviceSubnet', svc, svcS]] as const)
-      if (cidrsOverlap(range, net))
+      if (cidrsOverlap(range, net) && !isClusterInterface(a.iface, net, range))
         bad(field, file, `${text} overlaps the host network ${a.cidr}; traffic to those hosts would be routed into the cluster`, `choose a ${field} outside ${a.cidr}`);
   }
+}
+
+/** CNI bridges, overlays and kube-proxy's dummy device: the cluster's own addresses on the host. */
+const CLUSTER_IFACES = /^(cni\d*|cbr0|flannel\..*|cali.*|cilium_.*|kube-ipvs0|kube-bridge|vxlan\..*|tunl0|weave|genev_sys_.*)$/;
+
+/** True for an interface of the cluster itself (e.g. the CNI bridge `cni0` holding a pod-subnet address). */
+function isClusterInterface(iface: string | undefined, net: Cidr, range: Cidr): boolean {
+  return !!iface && CLUSTER_IFACES.test(iface) && net.prefix >= range.prefix;
 }
 
 function checkPort(field: string, v: number, file: string) {

@@ -41,6 +41,13 @@ test('IPv6 advertise address: etcd URLs are bracketed', () => {
   assert.match(env, /ETCD_LISTEN_CLIENT_URLS="https:\/\/127.0.0.1:2379,https:\/\/\[fd00:20::2\]:2379"/);
 });
 
+test('the CNI bridge inside the pod subnet is the cluster itself, not a conflict', () => {
+  const withBridge = { ...facts, addresses: [...facts.addresses, { address: '10.244.10.1', cidr: '10.244.10.1/24', iface: 'cni0' }] };
+  assert.equal(resolve({}, withBridge).networking.podSubnet, '10.244.0.0/16');
+  const physical = { ...facts, addresses: [...facts.addresses, { address: '10.244.10.1', cidr: '10.244.10.1/24', iface: 'eth1' }] };
+  rejects({}, /networking\.podSubnet/, /host network 10\.244\.10\.1\/24/, physical);
+});
+
 test('DNS-1123 subdomain rule', () => {
   for (const ok of ['a', 'node-a', 'n1.example.com', 'x'.repeat(63)]) assert.ok(isDns1123Subdomain(ok), ok);
   for (const bad of ['', 'node_a', '-a', 'a-', 'A', 'a..b', 'x'.repeat(64), `${'a.'.repeat(127)}ab`]) assert.ok(!isDns1123Subdomain(bad), bad);

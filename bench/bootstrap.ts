@@ -1,0 +1,70 @@
+/**
+ * Bootstrap wall time on the bed: kubeception's cold bootstrap (fresh host) and no-op re-run, per
+ * step from its JSON events, next to `kubeadm init` on an identical fresh bed host (kubeadm built
+ * from the same module version, same images; etcd: Debian's, started by systemd as external etcd
+ * so neither side needs an etcd image). Prints seconds and ratios; asserts nothing about time.
+ *
+ * Usage (root): `npm run bench -- bootstrap`
+ */
+import { bootHost, type Host } from '../test/bed/bed.ts';
+import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
+
+const s = (ms: number) => (ms / 1000).toFixed(1);
+
+async function kubeception(host: Host, label: string) {
+  const t0 = Date.now();
+  const r = await kc(host, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 900_000 });
+  const wall = Date.now() - t0;
+  if (r.code !== 0) throw new Error(`${label}: kubeception exited ${r.code}\n${r.stderr}`);
+  const steps = r.events.filter((e) => e.event === 'step-done' || e.event === 'step-skipped');
+  console.log(`\nkubeception ${label}: ${s(wall)} s wall`);
+  for (const e of steps) console.log(`  ${e.step.padEnd(32)} ${e.event === 'step-done' ? `${s(e.durationMs).padStart(6)} s${e.changed ? '  (changed)' : ''}` : '  skipped'}`);
+  return wall;
+}
+
+function kubeadmConfig(host: Host): string {
+  return `apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint: { advertiseAddress: ${host.ip}, bindPort: 6443 }
+nodeRegistration: { name: ${host.name}, criSocket: unix:///run/containerd/containerd.sock, ignorePreflightErrors: [all] }
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.34.4
+etcd: { external: { endpoints: [http://127.0.0.1:2379] } }
+networking: { podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12 }
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: systemd
+failSwapOn: false
+`;
+}
+
+async function kubeadm(host: Host) {
+  await host.writeFile('/root/kubeadm.yaml', kubeadmConfig(host));
+  const t0 = Date.now();
+  await host.execOk(['systemctl', 'start', 'etcd.service']);
+  const r = await host.exec(['kubeadm', 'init', '--config', '/root/kubeadm.yaml', '--skip-phases=addon/coredns'], { timeoutMs: 900_000 });
+  const wall = Date.now() - t0;
+  if (r.code !== 0) throw new Error(`kubeadm init exited ${r.code}\n${r.stderr.slice(-2000)}`);
+  console.log(`\nkubeadm init (etcd start included): ${s(wall)} s wall`);
+  return wall;
+}
+
+const hosts: Host[] = [];
+try {
+  const [a, b] = await Promise.all([bootHost({ name: 'bench-kc', kubelet: true }), bootHost({ name: 'bench-adm', kubelet: true })]);
+  hosts.push(a!, b!);
+  await writeConfig(a!, { distro: 'debian' });
+  const cold = await kubeception(a!, 'cold');
+  const noop = await kubeception(a!, 'no-op re-run');
+  const adm = await kubeadm(b!);
+  console.log('\nsummary (same machine, same script, one run each)');
+  console.log(`  kubeception cold      ${s(cold).padStart(6)} s   ratio to kubeadm init ${(cold / adm).toFixed(2)}`);
+  console.log(`  kubeception no-op     ${s(noop).padStart(6)} s   ratio to kubeadm init ${(noop / adm).toFixed(2)}`);
+  console.log(`  kubeadm init          ${s(adm).padStart(6)} s`);
+  console.log('  note: kubeception cold includes TLS etcd, the bootstrap control plane, the self-hosted control plane and the pivot; kubeadm init stops at static pods.');
+} finally {
+  for (const h of hosts) await h.destroy();
+}
