@@ -11,7 +11,8 @@
  * - bindPort, bootstrap bindPort: 1–65535 and different.
  */
 import { ConfigError } from '../errors.ts';
-import { cidrsOverlap, isIP, networkOf, normalizeIP, parseCidr, type Cidr } from '../net/cidr.ts';
+import { cidrsOverlap, ipFamily, isIP, networkOf, normalizeIP, parseCidr, type Cidr } from '../net/cidr.ts';
+import { RESERVED_FLAGS } from '../../manifests/flags.ts';
 import * as C from '../constants.ts';
 import type { DistroSettings, KubeceptionConfig, ResolvedConfig } from '../types.ts';
 
@@ -120,7 +121,19 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     bad('bootstrapAPIEndpoint.bindPort', file, `the bootstrap and final apiservers both use port ${bindPort}; they must coexist during the hand-off`, 'use different ports (defaults 6444 and 6443)');
   const podSubnet = cfg.networking?.podSubnet ?? C.DEFAULT_POD_SUBNET;
   const serviceSubnet = cfg.networking?.serviceSubnet ?? C.DEFAULT_SERVICE_SUBNET;
-  checkRanges(cidr('networking.podSubnet', podSubnet, file), cidr('networking.serviceSubnet', serviceSubnet, file), facts, file, podSubnet, serviceSubnet);
+  const pod = cidr('networking.podSubnet', podSubnet, file);
+  const svc = cidr('networking.serviceSubnet', serviceSubnet, file);
+  checkRanges(pod, svc, facts, file, podSubnet, serviceSubnet);
+  const family = ipFamily(advertiseAddress) === 6 ? 'ipv6' : 'ipv4';
+  for (const [field, c, text] of [['networking.serviceSubnet', svc, serviceSubnet], ['networking.podSubnet', pod, podSubnet]] as const)
+    if (c.family !== family)
+      bad(field, file, `${text} is ${c.family === 'ipv4' ? 'IPv4' : 'IPv6'} but the advertise address ${advertiseAddress} is ${family === 'ipv4' ? 'IPv4' : 'IPv6'}; kube-apiserver requires the service range to match the advertise address family`, `set ${field} to an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} range (e.g. ${family === 'ipv4' ? (field.endsWith('serviceSubnet') ? '10.96.0.0/12' : '10.244.0.0/16') : field.endsWith('serviceSubnet') ? 'fd00:96::/108' : 'fd00:244::/56'})`);
+  if (pod.family === 'ipv6' && pod.prefix > 48)
+    bad('networking.podSubnet', file, `${podSubnet} is too small: kube-controller-manager gives each node a /64 of it`, 'use an IPv6 podSubnet of /48 or larger, e.g. fd00:244::/48');
+  for (const [section, args] of [['apiServer', cfg.apiServer?.extraArgs], ['controllerManager', cfg.controllerManager?.extraArgs], ['scheduler', cfg.scheduler?.extraArgs]] as const)
+    for (const flag of RESERVED_FLAGS[section])
+      if (args && flag in args)
+        bad(`${section}.extraArgs.${flag}`, file, `kubeception sets --${flag} itself: the bootstrap and self-hosted instances depend on it`, `remove ${flag} from ${section}.extraArgs`);
   const dnsDomain = cfg.networking?.dnsDomain ?? C.DEFAULT_DNS_DOMAIN;
   if (!isDns1123Subdomain(dnsDomain)) bad('networking.dnsDomain', file, `"${dnsDomain}" is not a DNS-1123 subdomain`, 'use a domain such as cluster.local');
   const kubernetesVersion = cfg.kubernetesVersion ?? C.DEFAULT_KUBERNETES_VERSION;

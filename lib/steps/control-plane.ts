@@ -16,7 +16,7 @@ import { cluster, probeApiserver, waitApiserver, type Which } from '../k8s/apise
 import { bootstrapStaticPods } from '../../manifests/static-pods.ts';
 import { kubeletTarget, pointKubelet } from './kubelet.ts';
 import { selfHostedManifests } from './self-hosted.ts';
-import type { V1Node } from '../k8s/client.ts';
+import type { KubernetesObject, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -103,9 +103,27 @@ export async function pivotKubelet(ctx: Context): Promise<StepOutcome> {
   return { changed: true, detail: 'kubelet now uses the final apiserver' };
 }
 
-/** `remove-bootstrap-control-plane`: deletes the bootstrap static pod manifests. */
+/**
+ * The `kubernetes` Service in `default` was created by the bootstrap apiserver with its port as
+ * targetPort, and apiservers never correct it; point it at the final apiserver's port.
+ * @returns true if it was patched.
+ */
+async function fixKubernetesService(ctx: Context): Promise<boolean> {
+  const api = await cluster(ctx, 'final');
+  const ref = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default' } };
+  const svc = await api.read<{ spec?: { ports?: { name?: string; port: number; targetPort?: number | string; protocol?: string }[] } } & KubernetesObject>(ref);
+  const want = ctx.config.localAPIEndpoint.bindPort;
+  const ports = svc?.spec?.ports ?? [];
+  if (!svc || ports.every((p) => p.targetPort === want)) return false;
+  await api.patch(ref, { spec: { ports: ports.map((p) => ({ ...p, targetPort: want })) } });
+  return true;
+}
+
+/** `remove-bootstrap-control-plane`: deletes the bootstrap static pod manifests; fixes the `kubernetes` Service's targetPort. */
 export async function removeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
   const files = await bootstrapManifestsPresent(ctx);
   for (const f of files) await ctx.files.remove(join(ctx.config.distro.paths.staticPodPath, f));
-  return { changed: files.length > 0, detail: files.length ? `removed ${files.join(', ')}` : 'none present' };
+  const fixed = await fixKubernetesService(ctx);
+  const detail = [files.length ? `removed ${files.join(', ')}` : 'no bootstrap manifests', ...(fixed ? [`Service kubernetes targetPort → ${ctx.config.localAPIEndpoint.bindPort}`] : [])];
+  return { changed: files.length > 0 || fixed, detail: detail.join('; ') };
 }

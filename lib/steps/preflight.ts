@@ -8,6 +8,7 @@ import process from 'node:process';
 import * as C from '../constants.ts';
 import { PreflightError } from '../errors.ts';
 import { listeningPorts } from '../host/ports.ts';
+import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
@@ -60,6 +61,10 @@ function portChecks(ctx: Context): Check[] {
     [C.KUBELET_PORT, 'kubelet'],
     [C.CONTROLLER_MANAGER_PORT, 'kubelet'],
     [C.SCHEDULER_PORT, 'kubelet'],
+    [BOOTSTRAP_CONTROLLER_MANAGER_PORT, 'kubelet'],
+    [BOOTSTRAP_SCHEDULER_PORT, 'kubelet'],
+    [KUBE_PROXY_HEALTHZ_PORT, 'kubelet'],
+    [KUBE_PROXY_METRICS_PORT, 'kubelet'],
   ];
   let ports: Promise<Set<number>> | undefined;
   return owned.map(([port, owner]) => ({

@@ -33,7 +33,7 @@ test('defaults: node name from the host name, lower-cased; first IPv4 advertised
 });
 
 test('IPv6 advertise address: etcd URLs are bracketed', () => {
-  const c = resolve({ localAPIEndpoint: { advertiseAddress: 'fd00:20:0::2' }, networking: { serviceSubnet: 'fd00:96::/108', podSubnet: 'fd00:244::/56' } });
+  const c = resolve({ localAPIEndpoint: { advertiseAddress: 'fd00:20:0::2' }, networking: { serviceSubnet: 'fd00:96::/108', podSubnet: 'fd00:244::/48' } });
   assert.equal(c.localAPIEndpoint.advertiseAddress, 'fd00:20::2');
   const env = renderEtcdEnvironment(c);
   assert.match(env, /ETCD_ADVERTISE_CLIENT_URLS="https:\/\/\[fd00:20::2\]:2379"/);
@@ -73,6 +73,9 @@ const bad: [string, unknown, RegExp, RegExp, HostFacts?][] = [
   ['bad kubernetesVersion', { kubernetesVersion: '1.34' }, /kubernetesVersion/, /v1\.34\.4/],
   ['relative certificatesDir', { certificatesDir: 'pki' }, /certificatesDir/, /absolute/],
   ['bad dnsDomain', { networking: { dnsDomain: 'Cluster_Local' } }, /dnsDomain/, /DNS-1123/],
+  ['IPv6 advertise address with the IPv4 default service subnet', { localAPIEndpoint: { advertiseAddress: 'fd00:20::2' } }, /networking\.serviceSubnet/, /IPv4 but the advertise address fd00:20::2 is IPv6/],
+  ['IPv6 pod subnet smaller than /48', { localAPIEndpoint: { advertiseAddress: 'fd00:20::2' }, networking: { serviceSubnet: 'fd00:96::/108', podSubnet: 'fd00:244::/64' } }, /networking\.podSubnet/, /\/64/],
+  ['reserved extraArgs flag', { controllerManager: { extraArgs: { 'leader-elect': 'false' } } }, /controllerManager\.extraArgs\.leader-elect/, /sets --leader-elect itself/],
   ['no address to advertise', {}, /advertiseAddress/, /no non-loopback/, { hostname: 'h', addresses: [] }],
 ];
 
