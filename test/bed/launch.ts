@@ -37,7 +37,7 @@ function nspawnArgs(s: HostState): string[] {
     `--bind=${diskDir(s.name)}/dbus:/run/dbus`,
   ];
   if (existsSync('/dev/kmsg')) args.push('--bind-ro=/dev/kmsg');
-  s.binds.forEach((b, i) => args.push(bindArg(b, i)));
+  args.push(...s.binds.map(bindArg));
   return [...args, INIT];
 }
 
@@ -67,7 +67,7 @@ exec systemd-nspawn "$@"
 export async function launch(s: HostState, initSource: string): Promise<{ nspawn: OwnedPid; pid1: OwnedPid }> {
   const dir = hostDir(s.name);
   for (const d of ['lower', 'root']) mkdirSync(`${dir}/${d}`, { recursive: true });
-  s.binds.forEach((b, i) => b.overlay && mkdirSync(overlayMount(s, i), { recursive: true }));
+  for (const [i, b] of s.binds.entries()) if (b.overlay) mkdirSync(overlayMount(s, i), { recursive: true });
   for (const d of ['upper', 'work', 'containerd', 'dbus']) mkdirSync(`${diskDir(s.name)}/${d}`, { recursive: true });
   await runOk(['rm', '-f', `${diskDir(s.name)}/dbus/system_bus_socket`]);
   await prepareUpper(s, initSource);

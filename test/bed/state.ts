@@ -2,7 +2,7 @@
  * On-disk state of the bed under /run/kubeception-bed, so that any process (a test, a fresh `host.ts
  * down-all`) can find and tear down what an earlier one started.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { alive, type OwnedPid, sleep, startTime } from './proc.ts';
 
 export const BED_ROOT = process.env.KUBECEPTION_BED_ROOT ?? '/run/kubeception-bed';
@@ -78,6 +78,14 @@ export function withLock<T>(fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
+function lockAgeMs(): number {
+  try {
+    return Date.now() - statSync(LOCK_DIR).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
 async function withFileLock<T>(fn: () => Promise<T>): Promise<T> {
   mkdirSync(BED_ROOT, { recursive: true });
   const deadline = Date.now() + 120_000;
@@ -92,7 +100,8 @@ async function withFileLock<T>(fn: () => Promise<T>): Promise<T> {
       try {
         owner = JSON.parse(readFileSync(`${LOCK_DIR}/owner`, 'utf8'));
       } catch {}
-      if (owner && !alive(owner)) rmSync(LOCK_DIR, { recursive: true, force: true });
+      // A dead owner, or none written 10 s after the lock was taken (its process died in between).
+      if (owner ? !alive(owner) : lockAgeMs() > 10_000) rmSync(LOCK_DIR, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error(`bed: lock ${LOCK_DIR} held too long (owner ${owner?.pid})`);
       await sleep(50);
     }

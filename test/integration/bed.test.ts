@@ -4,12 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BED_CIDR, BRIDGE_IP, bootHost, destroyAllHosts, getHost, type Host, listHosts, REPO_ROOT } from '../bed/bed.ts';
-import { CONTROL_PLANE_IMAGES, PAUSE_IMAGE } from '../bed/kubelet.ts';
+import { BED_CIDR, BRIDGE_IP, bootHost, CACHE_DIR, destroyAllHosts, getHost, type Host, listHosts, REPO_ROOT } from '../bed/bed.ts';
+import { CONTROL_PLANE_IMAGES, PAUSE_IMAGE, routePodSubnets } from '../bed/kubelet.ts';
 import { run, runOk, sleep } from '../bed/proc.ts';
 
-const OWN = ['bed-a', 'bed-b', 'bed-c', 'bed-kubelet', 'bed-kubeadm'];
+const OWN = ['bed-a', 'bed-b', 'bed-c', 'bed-kubelet', 'bed-kubelet2', 'bed-kubeadm'];
 /**
  * Hosts of another test process (e.g. a developer's run next to this one, maybe still booting), which we
  * must not touch. CI starts with none (.ci/run runs `host.ts down-all` first).
@@ -199,6 +200,22 @@ kind: KubeProxyConfiguration
 conntrack: {maxPerCore: 0}
 `;
 
+/** Starts the kubelet standalone (no kubeconfig) with one static pause pod; resolves with its phase and IP. */
+async function runStaticPod(host: Host): Promise<{ phase: string; ip: string }> {
+  await host.writeFile('/var/lib/kubelet/config.yaml', KUBELET_CONFIG);
+  // EnvironmentFile= overrides Environment=: no kubeconfig, so the kubelet runs standalone.
+  await host.writeFile('/etc/default/kubelet', 'KUBELET_KUBECONFIG_ARGS=\nKUBELET_EXTRA_ARGS=\n');
+  await host.writeFile('/etc/kubernetes/manifests/smoke.yaml', STATIC_POD);
+  await ok(host, ['systemctl', 'start', 'kubelet.service']);
+  let status = { phase: '', podIP: '' };
+  for (let i = 0; i < 120 && !(status.phase === 'Running' && status.podIP); i++) {
+    await sleep(500);
+    const pods = await host.exec(['curl', '-sf', 'http://127.0.0.1:10255/pods']);
+    if (pods.code === 0) status = { phase: '', podIP: '', ...JSON.parse(pods.stdout).items?.[0]?.status };
+  }
+  return { phase: status.phase, ip: status.podIP };
+}
+
 describe('kubelet host', { timeout: 300_000 }, () => {
   after(() => destroyOwn());
 
@@ -228,25 +245,37 @@ describe('kubelet host', { timeout: 300_000 }, () => {
   test('a standalone kubelet runs a static pod with the pause image', async () => {
     const host = getHost('bed-kubelet');
     assert.ok(host?.running, 'host bed-kubelet from the previous test');
-    await host.writeFile('/var/lib/kubelet/config.yaml', KUBELET_CONFIG);
-    // EnvironmentFile= overrides Environment=: no kubeconfig, so the kubelet runs standalone.
-    await host.writeFile('/etc/default/kubelet', 'KUBELET_KUBECONFIG_ARGS=\nKUBELET_EXTRA_ARGS=\n');
-    await host.writeFile('/etc/kubernetes/manifests/smoke.yaml', STATIC_POD);
-    await ok(host, ['systemctl', 'start', 'kubelet.service']);
-    let phase = '';
-    let tasks = '';
-    for (let i = 0; i < 120 && phase !== 'Running'; i++) {
-      await sleep(500);
-      const pods = await host.exec(['curl', '-sf', 'http://127.0.0.1:10255/pods']);
-      if (pods.code === 0) phase = JSON.parse(pods.stdout).items?.[0]?.status?.phase ?? '';
-    }
-    tasks = await ok(host, ['ctr', '-n', 'k8s.io', 'tasks', 'ls']);
+    const pod = await runStaticPod(host);
+    const tasks = await ok(host, ['ctr', '-n', 'k8s.io', 'tasks', 'ls']);
     const log = await ok(host, ['journalctl', '-u', 'kubelet.service', '--no-pager', '-o', 'cat']);
-    assert.equal(phase, 'Running', `static pod phase; kubelet log:\n${log.split('\n').slice(-30).join('\n')}`);
+    assert.equal(pod.phase, 'Running', `static pod phase; kubelet log:\n${log.split('\n').slice(-30).join('\n')}`);
     assert.equal((tasks.match(/RUNNING/g) ?? []).length, 2, `sandbox + container running:\n${tasks}`);
     assert.doesNotMatch(log, /command failed/);
     const ctrs = await ok(host, ['ctr', '-n', 'k8s.io', 'containers', 'ls']);
     assert.match(ctrs, /registry\.k8s\.io\/pause:3\.10\.1/);
+    assert.ok(host.podSubnet && pod.ip.startsWith(host.podSubnet.split('.').slice(0, 3).join('.')), `pod IP ${pod.ip} in ${host.podSubnet}`);
+  });
+
+  test('with routePodSubnets, hosts and pods reach pods on another host', async () => {
+    const a = getHost('bed-kubelet');
+    assert.ok(a?.running, 'host bed-kubelet from the previous test');
+    const b = await bootHost({ name: 'bed-kubelet2', kubelet: { images: false } });
+    await b.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', join(CACHE_DIR, 'images', 'pause-3.10.1.tar')]);
+    const [podA, podB] = [await runStaticPod(a), await runStaticPod(b)];
+    assert.equal(podB.phase, 'Running');
+    await routePodSubnets([a, b]);
+    await ok(a, ['ping', '-c', '1', '-W', '2', podB.ip]);
+    await ok(b, ['ping', '-c', '1', '-W', '2', podA.ip]);
+    // From inside pod A's network namespace (its sandbox's PID) to pod B.
+    const tasks = await ok(a, ['ctr', '-n', 'k8s.io', 'tasks', 'ls']);
+    const pids = [...tasks.matchAll(/^\S+\s+(\d+)\s+RUNNING/gm)].map((m) => m[1] ?? '');
+    let fromPod = -1;
+    for (const pid of pids) {
+      const addr = await a.exec(['nsenter', '-t', pid, '-n', 'ip', '-4', '-o', 'addr']);
+      if (addr.stdout.includes(`${podA.ip}/`)) fromPod = (await a.exec(['nsenter', '-t', pid, '-n', 'ping', '-c', '1', '-W', '2', podB.ip])).code;
+    }
+    assert.equal(fromPod, 0, 'ping from pod A to pod B');
+    await b.destroy();
   });
 
   test('kubeadm init with the machine etcd brings up a Ready control-plane node', async () => {
