@@ -21,6 +21,8 @@ import { formatPlan, planTask } from './plan.ts';
 import { Redactor, jsonLines } from './events.ts';
 import { makeContext, type HostBackends, realBackends, dryRunBackends } from './runtime.ts';
 import type { RunOptions } from './context.ts';
+import { parseDuration } from './join/token.ts';
+import { serveJoinCommand, tokenCommand } from './commands.ts';
 
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
 export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,14 +41,24 @@ const ARGS = {
   url: { type: 'string' },
   token: { type: 'string' },
   'ca-cert-hash': { type: 'string' },
+  'discovery-timeout': { type: 'string' },
+  ttl: { type: 'string' },
+  description: { type: 'string' },
+  'print-join-command': { type: 'boolean' },
+  listen: { type: 'string' },
+  'tls-dir': { type: 'string' },
+  apiserver: { type: 'string' },
   help: { type: 'boolean' },
 } as const;
 
 const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
                          [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
-  kubeception run join --url URL [--token T --ca-cert-hash sha256:H]
+  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--discovery-timeout 60s]
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
+  kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
+  kubeception token list
+  kubeception serve-join --listen HOST:PORT --tls-dir DIR --apiserver URL   (inside the cluster)
 IDS is a comma-separated list of step ids (or preflight check ids).`;
 
 function usageError(why: string): InputError {
@@ -101,14 +113,23 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       io.stdout(`${USAGE}\n`);
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
-    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run or plan)`);
+    if (args.command === 'serve-join') return await serveJoinCommand(args, io);
+    if (args.command === 'token') {
+      const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
+      return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
+    }
+    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, token or serve-join)`);
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
     redactor.add(args.token as string | undefined);
+    const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
+    if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
     const options: RunOptions = {
       ignorePreflightErrors: new Set(list(args['ignore-preflight-errors'])),
       joinUrl: args.url as string | undefined,
       token: args.token as string | undefined,
       caCertHash: args['ca-cert-hash'] as string | undefined,
+      discoveryTimeoutMs: discoveryTimeout,
+      addSecret: (v) => redactor.add(v),
     };
     if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');
     const taskFile = await findTaskFile(args.task, io.cwd, PACKAGE_DIR);
@@ -136,7 +157,11 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
         renderer: json ? 'silent' : 'default',
         sink: json ? jsonLines(io.stdout, redactor) : undefined,
       });
-      if (result.status === 'done') return ExitCode.ok;
+      if (result.status === 'done') {
+        // The join command holds a token: printed once for the operator, never in logs or events.
+        if (hb.state.joinCommand && !json) io.stdout(`\nTo join workers, run on each (as root):\n\n  ${hb.state.joinCommand}\n\n`);
+        return ExitCode.ok;
+      }
       report(result.error);
       if (isBadInput(result.error)) return ExitCode.badInput;
       io.stderr(`step ${result.failedStep} failed\n`);

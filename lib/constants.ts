@@ -51,3 +51,6 @@ export const ETCD_OWNER_MARKER = 'kubeception-owner.json';
 /** etcd health wait: attempts × interval. */
 export const ETCD_HEALTH_TIMEOUT_MS = 60_000;
 export const ETCD_HEALTH_INTERVAL_MS = 1_000;
+
+/** Extra group of the bootstrap tokens kubeception creates (kubeadm's default node token group). */
+export const BOOTSTRAP_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';

@@ -23,6 +23,10 @@ export interface RunOptions {
   token?: string;
   /** `join --ca-cert-hash` (`sha256:<hex>`). */
   caCertHash?: string;
+  /** `join --discovery-timeout`: how long to retry an unreachable join service, in ms. Default 60 000. */
+  discoveryTimeoutMs?: number;
+  /** Registers a secret value (e.g. a token created during the run) so no output shows it. */
+  addSecret: (value: string) => void;
 }
 
 /** Data steps hand to later steps. Each field is written by one step, named in its docstring. */
@@ -35,6 +39,10 @@ export interface TaskState {
   etcdDataDir?: 'init' | 'reuse';
   /** Set by steps that changed the kubelet's files; `kubelet-start`/`kubelet-pivot` restart it and clear it. */
   kubeletRestart?: boolean;
+  /** Written by join's `discovery`: what the join service answered. */
+  join?: { apiserver: string; caPem: string };
+  /** Written by `bootstrap-token`: the join command for workers (holds the token; printed once, never logged). */
+  joinCommand?: string;
 }
 
 /** The context passed to every `run` and `skipIf`. */

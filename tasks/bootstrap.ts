@@ -8,7 +8,7 @@
  * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane
  */
 import { step, task } from '../lib/dsl.ts';
-import { runPreflight } from '../lib/steps/preflight.ts';
+import { controlPlaneChecks, runPreflight } from '../lib/steps/preflight.ts';
 import { pkiPreflightCheck, reconcileCerts } from '../lib/steps/certs.ts';
 import { ensureKubeconfigs } from '../lib/steps/kubeconfig.ts';
 import { ensureEtcd } from '../lib/steps/etcd.ts';
@@ -26,7 +26,7 @@ import {
 } from '../lib/steps/control-plane.ts';
 
 export default task('bootstrap', [
-  step('preflight').title('preflight: host, ports, binaries, etcd data dir, PKI').run((ctx) => runPreflight(ctx, [pkiPreflightCheck])),
+  step('preflight').title('preflight: host, ports, binaries, etcd data dir, PKI').run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck])),
   step('certs').needs('preflight').title('certs: reconcile the PKI').run(reconcileCerts),
   step('kubeconfig').needs('certs').title('kubeconfig: admin, controller-manager, scheduler, kubelet').run(ensureKubeconfigs),
   step('etcd').needs('certs').title('etcd: configure, start through systemd, wait healthy').timeout(120_000).run(ensureEtcd),

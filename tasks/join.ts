@@ -1,13 +1,19 @@
 /**
- * join: makes this host a worker of an existing cluster through the in-cluster join service
- * (`kubeception run join --url URL --token T --ca-cert-hash sha256:H`).
+ * join: makes this host a worker of an existing cluster through the in-cluster join service:
+ * `kubeception run join --url https://<control plane>:30000 --token T --ca-cert-hash sha256:H`.
+ * Copy to ./tasks/join.ts on a site to customise; nothing runs at import time.
  */
 import { step, task } from '../lib/dsl.ts';
-import { unavailable } from '../lib/steps/pending.ts';
+import { runPreflight, workerChecks } from '../lib/steps/preflight.ts';
+import { alreadyJoined, discover, joinFlagChecks, waitKubeletBootstrap, writeWorkerKubelet } from '../lib/steps/join.ts';
+import { startKubelet } from '../lib/steps/kubelet.ts';
 
 export default task('join', [
-  step('discovery')
-    .title('discovery: fetch and pin the cluster CA')
-    .run(() => unavailable('discovery', 'the in-cluster join service')),
-  step('kubelet-start').needs('discovery').run(() => unavailable('kubelet-start', 'TLS bootstrapping')),
+  step('preflight')
+    .title('preflight: host, kubelet, join flags')
+    .run(async (ctx) => runPreflight(ctx, [...workerChecks(ctx), ...((await alreadyJoined(ctx)) ? [] : joinFlagChecks)])),
+  step('discovery').needs('preflight').title('discovery: pin the cluster CA, present the token').skipIf(alreadyJoined).run(discover),
+  step('kubelet-config').needs('discovery').title('kubelet-config: CA, bootstrap kubeconfig, config.yaml, drop-in').run(writeWorkerKubelet),
+  step('kubelet-start').needs('kubelet-config').title('kubelet-start: enable and start the kubelet').run(startKubelet),
+  step('wait-kubelet-bootstrap').needs('kubelet-start').title('wait-kubelet-bootstrap: client certificate via CSR').run(waitKubeletBootstrap),
 ]);

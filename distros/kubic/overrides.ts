@@ -4,7 +4,7 @@
  * before the kubelet.
  */
 import { overrides, step } from '../../lib/dsl.ts';
-import { runPreflight } from '../../lib/steps/preflight.ts';
+import { controlPlaneChecks, runPreflight } from '../../lib/steps/preflight.ts';
 import { pkiPreflightCheck } from '../../lib/steps/certs.ts';
 import { containerRuntimeCheck, ensureContainerRuntime } from '../../lib/steps/container-runtime.ts';
 import type bootstrap from '../../tasks/bootstrap.ts';
@@ -15,7 +15,7 @@ export default {
       'preflight',
       step('preflight')
         .title('preflight (kubic): host, ports, binaries, CRI-O, etcd data dir, PKI')
-        .run((ctx) => runPreflight(ctx, [pkiPreflightCheck, containerRuntimeCheck])),
+        .run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck, containerRuntimeCheck])),
     )
     .insertBefore('kubelet-start', step('container-runtime').needs('preflight').title('container-runtime: start CRI-O').run(ensureContainerRuntime)),
 };

@@ -31,11 +31,15 @@ export class Cluster {
   private readonly api: k8s.KubernetesObjectApi;
   readonly server: string;
 
-  /** @param kubeconfig kubeconfig YAML (e.g. admin.conf); `source` names it in errors. */
+  /**
+   * @param kubeconfig kubeconfig YAML (e.g. admin.conf), or `in-cluster` for a pod's service account;
+   *   `source` names it in errors.
+   */
   constructor(kubeconfig: string, source: string) {
     const kc = new k8s.KubeConfig();
     try {
-      kc.loadFromString(kubeconfig);
+      if (kubeconfig === 'in-cluster') kc.loadFromCluster();
+      else kc.loadFromString(kubeconfig);
     } catch (err) {
       throw new KubeceptionError('kubeconfig-invalid', { what: source, why: `not a valid kubeconfig: ${(err as Error).message}`, fix: 'run the kubeconfig step to rewrite it', cause: err });
     }

@@ -14,25 +14,37 @@ export interface KubeconfigSpec {
   keyPem: string;
 }
 
+/** A kubeconfig that authenticates with a bearer token (a bootstrap kubeconfig for TLS bootstrapping). */
+export interface TokenKubeconfigSpec {
+  server: string;
+  caPem: string;
+  user: string;
+  token: string;
+}
+
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: unknown) => (typeof s === 'string' ? Buffer.from(s, 'base64').toString('utf8') : undefined);
 
 /** Renders a kubeconfig as YAML. */
-export function renderKubeconfig(k: KubeconfigSpec): string {
+export function renderKubeconfig(k: KubeconfigSpec | TokenKubeconfigSpec): string {
   const context = `${k.user}@kubernetes`;
+  const user = 'token' in k ? { token: k.token } : { 'client-certificate-data': b64(k.certPem), 'client-key-data': b64(k.keyPem) };
   return toYaml({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'kubernetes', cluster: { 'certificate-authority-data': b64(k.caPem), server: k.server } }],
     contexts: [{ name: context, context: { cluster: 'kubernetes', user: k.user } }],
     'current-context': context,
-    users: [{ name: k.user, user: { 'client-certificate-data': b64(k.certPem), 'client-key-data': b64(k.keyPem) } }],
+    users: [{ name: k.user, user }],
     preferences: {},
   });
 }
 
-/** What can be read back from an existing kubeconfig; fields absent if unreadable. */
-export function parseKubeconfig(text: string, source: string): Partial<KubeconfigSpec> {
+/**
+ * What can be read back from an existing kubeconfig; fields absent if unreadable. `certFile` is the
+ * `client-certificate` path a kubelet writes after TLS bootstrapping.
+ */
+export function parseKubeconfig(text: string, source: string): Partial<KubeconfigSpec> & { certFile?: string } {
   let doc: any;
   try {
     doc = fromYaml(text, source);
@@ -47,5 +59,6 @@ export function parseKubeconfig(text: string, source: string): Partial<Kubeconfi
     user: typeof user.name === 'string' ? user.name : undefined,
     certPem: unb64(user.user?.['client-certificate-data']),
     keyPem: unb64(user.user?.['client-key-data']),
+    certFile: typeof user.user?.['client-certificate'] === 'string' ? user.user['client-certificate'] : undefined,
   };
 }

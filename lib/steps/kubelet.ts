@@ -47,10 +47,23 @@ export function kubeletConfiguration(config: ResolvedConfig): Record<string, unk
 /** Path of kubeception's drop-in for the kubelet unit. */
 export const kubeletDropIn = (config: ResolvedConfig) => join(config.distro.paths.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf');
 
-/** The drop-in: the kubelet runs with kubeception's config and kubeconfig, as this node. */
-export function renderKubeletDropIn(config: ResolvedConfig, kubeletBin: string): string {
+/** Path of a joining worker's bootstrap kubeconfig (token auth, for TLS bootstrapping). */
+export const bootstrapKubeletKubeconfig = (config: ResolvedConfig) => join(config.distro.paths.kubeletConfigDir, 'bootstrap-kubeconfig');
+
+/**
+ * The drop-in: the kubelet runs with kubeception's config and kubeconfig, as this node. A worker
+ * (`bootstrap`) also gets `--bootstrap-kubeconfig`: the kubelet requests its client certificate
+ * with a CSR and writes its kubeconfig itself.
+ */
+export function renderKubeletDropIn(config: ResolvedConfig, kubeletBin: string, opts: { bootstrap?: boolean } = {}): string {
   const dir = config.distro.paths.kubeletConfigDir;
-  const args = [`--config=${join(dir, KUBELET_CONFIG)}`, `--kubeconfig=${kubeconfigPaths(config).kubelet}`, `--hostname-override=${config.nodeName}`, `--node-ip=${config.localAPIEndpoint.advertiseAddress}`];
+  const args = [
+    `--config=${join(dir, KUBELET_CONFIG)}`,
+    ...(opts.bootstrap ? [`--bootstrap-kubeconfig=${bootstrapKubeletKubeconfig(config)}`] : []),
+    `--kubeconfig=${kubeconfigPaths(config).kubelet}`,
+    `--hostname-override=${config.nodeName}`,
+    `--node-ip=${config.localAPIEndpoint.advertiseAddress}`,
+  ];
   return ['# Written by kubeception.', '[Service]', 'ExecStart=', `ExecStart=${kubeletBin} ${args.join(' ')} $KUBELET_EXTRA_ARGS`, 'Restart=always', 'RestartSec=2', ''].join('\n');
 }
 
@@ -74,17 +87,24 @@ export async function pointKubelet(ctx: Context, which: Which): Promise<boolean>
   return ctx.files.write(path, next, { mode: 0o600 });
 }
 
-/** The `kubelet-config` step: config, drop-in, and the kubeconfig pointed at a serving apiserver. */
-export async function ensureKubeletConfig(ctx: Context): Promise<StepOutcome> {
+/** Writes config.yaml and the unit drop-in (daemon-reload if it changed). @returns what changed. */
+export async function writeKubeletFiles(ctx: Context, opts: { bootstrap?: boolean } = {}): Promise<string[]> {
   const { config, files } = ctx;
   const bin = await ctx.sh.which(config.distro.binaries.kubelet);
   if (!bin) throw new HostStateError('kubelet-missing', { what: config.distro.binaries.kubelet, why: 'the kubelet binary is not on PATH', fix: 'install the kubelet' });
   const changed: string[] = [];
   if (await files.write(join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kubeletConfiguration(config)), { mode: 0o644 })) changed.push('config.yaml');
-  if (await files.write(kubeletDropIn(config), renderKubeletDropIn(config, bin), { mode: 0o644 })) {
+  if (await files.write(kubeletDropIn(config), renderKubeletDropIn(config, bin, opts), { mode: 0o644 })) {
     changed.push('unit drop-in');
     await ctx.systemd.reload();
   }
+  if (changed.length) ctx.state.kubeletRestart = true;
+  return changed;
+}
+
+/** The `kubelet-config` step: config, drop-in, and the kubeconfig pointed at a serving apiserver. */
+export async function ensureKubeletConfig(ctx: Context): Promise<StepOutcome> {
+  const changed = await writeKubeletFiles(ctx);
   // Point the kubelet at the bootstrap apiserver unless the final one already serves (a converged re-run).
   const finalReady = (await probeApiserver(ctx, 'final')) === undefined;
   if (await pointKubelet(ctx, finalReady ? 'final' : 'bootstrap')) changed.push(`kubeconfig → ${finalReady ? 'final' : 'bootstrap'} apiserver`);

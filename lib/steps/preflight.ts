@@ -79,13 +79,19 @@ function portChecks(ctx: Context): Check[] {
   }));
 }
 
-const checks = (ctx: Context): Check[] => [
-  {
-    id: 'IsPrivilegedUser',
-    async run() {
-      return process.getuid?.() === 0 ? undefined : { message: 'kubeception must run as root', fix: 'run it with sudo or as root' };
-    },
+const privileged: Check = {
+  id: 'IsPrivilegedUser',
+  async run() {
+    return process.getuid?.() === 0 ? undefined : { message: 'kubeception must run as root', fix: 'run it with sudo or as root' };
   },
+};
+
+/** Checks for a worker: root, the kubelet binary and unit, the kubelet's port. */
+export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
+
+/** Checks for a control-plane node (bootstrap). */
+export const controlPlaneChecks = (ctx: Context): Check[] => [
+  privileged,
   binaryCheck('etcd'),
   binaryCheck('kubelet'),
   binaryCheck('kubectl'),
@@ -109,13 +115,13 @@ const checks = (ctx: Context): Check[] => [
 ];
 
 /**
- * Runs every check (plus `extra`, e.g. the PKI dry run), logs ignored failures as warnings.
+ * Runs every check, logs ignored failures as warnings.
  * @throws PreflightError (exit 2) listing every failed, non-ignored check.
  */
-export async function runPreflight(ctx: Context, extra: Check[] = []): Promise<StepOutcome> {
+export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepOutcome> {
   const ignore = ctx.options.ignorePreflightErrors;
   const failures: CheckFailure[] = [];
-  for (const check of [...checks(ctx), ...extra]) {
+  for (const check of checks) {
     const r = await check.run(ctx);
     if (!r) continue;
     if (ignore.has('all') || ignore.has(check.id)) ctx.log.warn(`[${check.id}] ${r.message} (ignored)`);

@@ -5,13 +5,14 @@ import type { RetryPolicy } from '../dsl.ts';
 
 /**
  * Calls `fn` until it resolves, at most `policy.tries` times, waiting `delayMs × backoff^(n-1)`
- * between attempts. Bad-input errors (exit code 2) and an aborted `signal` are not retried.
+ * between attempts (at most `maxDelayMs`), giving up once `maxRetryTimeMs` has passed. Bad-input errors
+ * (exit code 2) and an aborted `signal` are not retried.
  * @returns what `fn` resolves to; rethrows the last error.
  */
 export async function withRetry<T>(
   fn: (attempt: number) => Promise<T>,
   policy: RetryPolicy,
-  opts: { signal?: AbortSignal; onRetry?: (err: unknown, attempt: number) => void } = {},
+  opts: { signal?: AbortSignal; onRetry?: (err: unknown, attempt: number) => void; maxRetryTimeMs?: number; maxDelayMs?: number } = {},
 ): Promise<T> {
   if (policy.tries <= 1) return fn(1);
   return pRetry(
@@ -26,7 +27,8 @@ export async function withRetry<T>(
     {
       retries: policy.tries - 1,
       minTimeout: policy.delayMs,
-      maxTimeout: Number.POSITIVE_INFINITY,
+      maxTimeout: opts.maxDelayMs ?? Number.POSITIVE_INFINITY,
+      maxRetryTime: opts.maxRetryTimeMs ?? Number.POSITIVE_INFINITY,
       factor: policy.backoff ?? 1,
       randomize: false,
       signal: opts.signal,
