@@ -35,16 +35,24 @@ async function traces() {
     }
   };
   walk('/sys/fs/cgroup', 0);
+  const processes: string[] = [];
+  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const cg = readFileSync(`/proc/${pid}/cgroup`, 'utf8').match(/\/kubeception-bed\/[^/\n]+/)?.[0];
+      if (cg) processes.push(`${pid} ${cg}`);
+    } catch {}
+  }
   return {
     mounts: readFileSync('/proc/mounts', 'utf8').split('\n').filter((l) => /kubeception-bed|kc-bed|\/run\/netns\/kc-/.test(l)),
     netns: (await runOk(['ip', 'netns', 'list'])).split('\n').filter((l) => l.startsWith('kc-')),
     routes: (await runOk(['ip', '-4', 'route', 'show', 'table', 'all'])).split('\n').filter((l) => l.includes('10.250.')),
     cgroupDirs,
+    processes,
     stateDir: existsSync('/run/kubeception-bed'),
   };
 }
 
-const CLEAN = { mounts: [], netns: [], routes: [], cgroupDirs: [], stateDir: false };
+const CLEAN = { mounts: [], netns: [], routes: [], cgroupDirs: [], processes: [], stateDir: false };
 
 describe('test bed', { timeout: 300_000 }, () => {
   after(() => destroyOwn());
@@ -144,6 +152,7 @@ async function assertNothingLeft(t: { skip: (msg: string) => void }) {
       ...left.mounts.filter((m) => OWN.some((n) => m.includes(`/hosts/${n}/`) || m.includes(`/run/netns/kc-${n} `))),
       ...left.netns.filter((ns) => OWN.some((n) => ns.split(' ')[0] === `kc-${n}`)),
       ...left.cgroupDirs.filter((d) => OWN.some((n) => d.endsWith(`/kubeception-bed/${n}`))),
+      ...left.processes.filter((p) => OWN.some((n) => p.endsWith(`/kubeception-bed/${n}`))),
     ];
     assert.deepEqual(ours, []);
     return t.skip(`another process runs bed hosts (${foreign.map((h) => h.name)}): machine-wide check skipped`);
