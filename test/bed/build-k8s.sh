@@ -33,6 +33,11 @@ if ((${#missing[@]} == 0 && need_pause == 0)); then
   exit 0
 fi
 mkdir -p "$OUT" "$WORK" "$PAUSE_OUT" "$GOCACHE" "$GOMODCACHE"
+exec 9>"$CACHE/k8s/.lock" # one build at a time; a second caller waits, then finds the binaries
+flock 9
+missing=()
+for b in $BINARIES; do [[ -x "$OUT/$b" ]] || missing+=("$b"); done
+need_pause=0; [[ -x "$PAUSE_OUT/pause" ]] || need_pause=1
 
 # --- pause: any static binary that sleeps until SIGTERM/SIGINT --------------------------------------
 if ((need_pause)); then

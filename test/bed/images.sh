@@ -17,6 +17,8 @@ REPO=registry.k8s.io
 
 log() { printf '[images %s] %s\n' "$(date +%T)" "$*" >&2; }
 mkdir -p "$OUT"
+exec 9>"$CACHE/images/.lock" # one build at a time (parallel test hosts may all ask for the images)
+flock 9
 tmp="$(mktemp -d /tmp/kubeception-images.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
 

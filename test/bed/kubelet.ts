@@ -41,10 +41,14 @@ export function kubeletBinds(): Bind[] {
 export async function ensureImages(): Promise<string[]> {
   const archives = imageArchives();
   if (!archives.every((a) => existsSync(a))) {
-    await runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'images.sh')], { timeoutMs: 600_000 });
+    building ??= runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'images.sh')], { timeoutMs: 600_000 }).finally(() => {
+      building = undefined;
+    });
+    await building;
   }
   return archives;
 }
+let building: Promise<string> | undefined;
 
 export const containerdConfig = () => `version = 2
 
