@@ -6,6 +6,8 @@
 /** Default Kubernetes version of the control-plane images (the version the test bed builds). */
 export const DEFAULT_KUBERNETES_VERSION = 'v1.34.4';
 export const DEFAULT_IMAGE_REPOSITORY = 'registry.k8s.io';
+/** The kubeception image the join service runs: built locally (Containerfile, or test/bed/kubeception-image.sh). */
+export const DEFAULT_JOIN_IMAGE = 'localhost/kubeception:v0.1.0';
 
 /** The final (self-hosted) apiserver's port: kubeadm's default `bindPort`. */
 export const APISERVER_PORT = 6443;

@@ -42,6 +42,8 @@ export interface KubeceptionConfig {
   kubelet?: { cgroupDriver?: 'systemd' | 'cgroupfs'; criSocket?: string; extraConfig?: Record<string, unknown> };
   /** Preflight check ids to report as warnings instead of errors (kubeadm's `ignorePreflightErrors`); `all` ignores every check. */
   ignorePreflightErrors?: string[];
+  /** The in-cluster join service: the kubeception image to run (default `localhost/kubeception:v<version>`). */
+  joinService?: { image?: string };
 }
 
 /** Paths, unit names and binaries of one distro, from `distros/<name>/<name>.toml`. */
@@ -90,4 +92,5 @@ export interface ResolvedConfig {
   etcd: { dataDir: string; extraArgs: ExtraArgs };
   kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; criSocket: string; extraConfig: Record<string, unknown> };
   ignorePreflightErrors: string[];
+  joinService: { image: string };
 }

@@ -5,7 +5,8 @@
  *
  * preflight → certs → kubeconfig → etcd → kubelet-config → bootstrap-control-plane → kubelet-start →
  * wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
- * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane
+ * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane →
+ * bootstrap-token → join-service
  */
 import { step, task } from '../lib/dsl.ts';
 import { controlPlaneChecks, runPreflight } from '../lib/steps/preflight.ts';
@@ -24,6 +25,7 @@ import {
   waitSelfHostedControlPlane,
   writeBootstrapControlPlane,
 } from '../lib/steps/control-plane.ts';
+import { ensureBootstrapToken, ensureJoinService } from '../lib/steps/join-service.ts';
 
 export default task('bootstrap', [
   step('preflight').title('preflight: host, ports, binaries, etcd data dir, PKI').run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck])),
@@ -59,4 +61,9 @@ export default task('bootstrap', [
     .title('remove-bootstrap-control-plane: delete the bootstrap static pods')
     .skipIf(selfHostedServing)
     .run(removeBootstrapControlPlane),
+  step('bootstrap-token')
+    .needs('remove-bootstrap-control-plane')
+    .title('bootstrap-token: TLS-bootstrap RBAC and a token for joining workers')
+    .run(ensureBootstrapToken),
+  step('join-service').needs('bootstrap-token').title('join-service: kubeception in kube-system on NodePort 30000').run(ensureJoinService),
 ]);

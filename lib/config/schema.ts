@@ -32,6 +32,7 @@ const configSchema = z.strictObject({
     .strictObject({ cgroupDriver: z.enum(['systemd', 'cgroupfs']).optional(), criSocket: str.optional(), extraConfig: z.record(z.string(), z.unknown()).optional() })
     .optional(),
   ignorePreflightErrors: z.array(str).optional(),
+  joinService: z.strictObject({ image: str.optional() }).optional(),
 });
 
 const absPath = z.string().startsWith('/', 'must be an absolute path');

@@ -165,5 +165,6 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     etcd: { dataDir: cfg.etcd?.dataDir ?? distro.paths.etcdDataDir, extraArgs: cfg.etcd?.extraArgs ?? {} },
     kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
     ignorePreflightErrors: cfg.ignorePreflightErrors ?? [],
+    joinService: { image: cfg.joinService?.image ?? C.DEFAULT_JOIN_IMAGE },
   };
 }

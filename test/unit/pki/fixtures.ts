@@ -46,6 +46,7 @@ export function sampleConfig(over: Partial<ResolvedConfig> = {}): ResolvedConfig
     etcd: { dataDir: '/var/lib/etcd/default', extraArgs: {} },
     kubelet: { cgroupDriver: 'systemd', criSocket: 'unix:///run/containerd/containerd.sock', extraConfig: {} },
     ignorePreflightErrors: [],
+    joinService: { image: 'localhost/kubeception:v0.1.0' },
     ...over,
   };
 }
