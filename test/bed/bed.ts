@@ -165,6 +165,12 @@ mount --bind "$1" "$2"
     await this.execOk(['sh', '-c', script, 'write', path, mode.toString(8)], { input: content });
   }
 
+  /** The last `lines` journal lines of a unit inside the host (for failure messages). */
+  async journal(unit: string, lines = 100): Promise<string> {
+    const r = await this.exec(['journalctl', '-u', unit, '-n', String(lines), '--no-pager', '-o', 'short-precise']);
+    return r.stdout || r.stderr;
+  }
+
   async exists(path: string): Promise<boolean> {
     return (await this.exec(['test', '-e', path])).code === 0;
   }
