@@ -88,7 +88,7 @@ if [[ ! -s "$dest" ]]; then
   start=$SECONDS
   build "$dest"
   log "built $IMAGE in $((SECONDS - start)) s: $dest ($(du -h "$dest" | cut -f1))"
-  # Older builds: keep the last hour's (another checkout may be importing one), drop the rest.
-  find "$OUT" -maxdepth 1 -name 'kubeception-v*.tar' ! -path "$dest" -mmin +60 -delete
+  # Older builds: keep those of the last 10 minutes (a caller may be about to import one), drop the rest.
+  find "$OUT" -maxdepth 1 -name 'kubeception-v*.tar' ! -path "$dest" -mmin +10 -delete
 fi
 printf '%s\n' "$dest"
