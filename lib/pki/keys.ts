@@ -7,7 +7,7 @@
  * (`RSA PRIVATE KEY`, what kubeadm writes), public keys SPKI (`PUBLIC KEY`, kubeadm's `sa.pub`).
  * Error messages name the file, never key bytes.
  */
-import { createPrivateKey, createPublicKey, generateKeyPair, sign, type KeyObject } from 'node:crypto';
+import { X509Certificate, createPrivateKey, createPublicKey, generateKeyPair, sign, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { EncryptionAlgorithm } from '../types.ts';
 import { causeLine, PkiError } from './errors.ts';
@@ -121,5 +121,22 @@ export function signSha256(data: Uint8Array, key: KeyObject, source: string): Bu
       fix: `check ${source} with \`openssl pkey -in ${source} -noout -check\``,
       cause: err,
     });
+  }
+}
+
+/**
+ * True if the first certificate in `pem` (which may also hold a key, as the kubelet's
+ * `kubelet-client-current.pem` does) is signed by `caPem`'s key. Uses OpenSSL, so any key type of
+ * the leaf works (the kubelet's own client keys are ECDSA, which node-forge cannot parse).
+ */
+export function certSignedBy(pem: string, caPem: string): boolean {
+  const block = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)?.[0];
+  if (!block) return false;
+  try {
+    const ca = new X509Certificate(caPem);
+    const cert = new X509Certificate(block);
+    return cert.checkIssued(ca) && cert.verify(ca.publicKey);
+  } catch {
+    return false;
   }
 }

@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import { TimeoutError } from '../errors.ts';
-import { isSignedBy } from '../pki/forge.ts';
+import { certSignedBy } from '../pki/keys.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { fetchCa, requestJoin, verifyCaHash } from '../join/client.ts';
 import { TOKEN_RE } from '../join/token.ts';
@@ -61,11 +61,7 @@ export async function alreadyJoined(ctx: Context): Promise<string | false> {
   const k = parseKubeconfig(kubeconfig, kubeconfigPaths(ctx.config).kubelet);
   const cert = k.certPem ?? (k.certFile ? await ctx.files.read(k.certFile) : undefined);
   if (!cert) return false;
-  try {
-    return isSignedBy(cert, ca) ? 'already joined: the kubelet has a client certificate from this cluster' : false;
-  } catch {
-    return false;
-  }
+  return certSignedBy(cert, ca) ? 'already joined: the kubelet has a client certificate from this cluster' : false;
 }
 
 /** `discovery`: pins the CA by hash, sends the token, keeps the answer in `ctx.state.join`. */

@@ -5,6 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
+import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { kc, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
@@ -49,6 +50,7 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
   let first: KcResult;
   before(async () => {
     host = await bootHost({ name: 'cp1', kubelet: true });
+    await importKubeceptionImage(host);
     await writeConfig(host, { distro: 'debian' });
     first = await kc(host, RUN, { timeoutMs: 900_000 });
   });
@@ -57,7 +59,7 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
   test('the run succeeds and every step did its work', () => {
     assert.equal(first.code, 0, `${first.stderr}\n${first.stdout.split('\n').slice(-15).join('\n')}`);
     assert.deepEqual(stepsWith(first.events, 'step-failed'), []);
-    for (const s of ['bootstrap-control-plane', 'kubelet-start', 'self-hosted-control-plane', 'mark-control-plane', 'kubelet-pivot', 'remove-bootstrap-control-plane'])
+    for (const s of ['bootstrap-control-plane', 'kubelet-start', 'self-hosted-control-plane', 'mark-control-plane', 'kubelet-pivot', 'remove-bootstrap-control-plane', 'bootstrap-token', 'join-service'])
       assert.ok(stepsWith(first.events, 'step-done').includes(s), s);
   });
 
@@ -135,6 +137,7 @@ describe('crash midway: kill the run after the bootstrap manifests and the kubel
   let host: Host;
   before(async () => {
     host = await bootHost({ name: 'cp2', kubelet: true });
+    await importKubeceptionImage(host);
     await writeConfig(host, { distro: 'debian' });
   });
   after(async () => host?.destroy());
