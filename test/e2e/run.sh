@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# npm run test:e2e — builds the bed if needed (cached), then runs the end-to-end tests on it.
+# npm run test:e2e — builds the bed if needed (cached: apt packages, Kubernetes binaries, images),
+# then runs the end-to-end tests: the whole bootstrap and join on real kubelets in bed hosts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bash test/bed/build-k8s.sh
-bash test/bed/images.sh
+bash test/bed/setup.sh
 exec node --import tsx --test --test-concurrency=1 test/e2e/*.test.ts
