@@ -9,14 +9,11 @@
  * @see https://kubernetes.io/docs/reference/access-authn-authz/kubelet-tls-bootstrapping/
  */
 import type { V1ClusterRoleBinding } from '@kubernetes/client-node';
-import { NODES_GROUP } from '../lib/constants.ts';
+import { BOOTSTRAP_TOKEN_GROUP, NODES_GROUP } from '../lib/constants.ts';
 import { MANAGED_BY, type Manifest } from './common.ts';
 
-/**
- * The extra group of kubeception's bootstrap tokens: kubeadm's `NodeBootstrapTokenAuthGroup`, which a
- * token Secret names in `auth-extra-groups` and the bindings below grant.
- */
-export const BOOTSTRAP_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';
+/** The extra group of kubeception's bootstrap tokens (kubeadm's `NodeBootstrapTokenAuthGroup`). */
+export { BOOTSTRAP_TOKEN_GROUP };
 
 /** Binding name → [ClusterRole (from the apiserver's RBAC bootstrap policy), Group]. kubeadm's names. */
 export const BOOTSTRAP_TOKEN_BINDINGS = {
