@@ -100,7 +100,7 @@ export class RealFiles implements HostFiles {
     const st = await statOrUndefined(path);
     const ids = opts.owner ? await lookupUser(opts.owner) : undefined;
     const ownerOk = !ids || (st?.uid === ids.uid && st?.gid === ids.gid);
-    if (st && st.isFile() && ownerOk && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
+    if (st?.isFile() && ownerOk && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
     await this.mkdir(dirname(path), opts.dirMode ?? 0o755);
     const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
     const fh = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, opts.mode);

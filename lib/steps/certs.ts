@@ -5,7 +5,7 @@
 import { reconcilePki } from '../pki/reconcile.ts';
 import { certSpecs } from '../pki/certs.ts';
 import { loadCa } from '../pki/leaf.ts';
-import { KubeceptionError } from '../errors.ts';
+import type { KubeceptionError } from '../errors.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { Check } from './preflight.ts';

@@ -27,11 +27,11 @@ export async function writeConfig(host: Host, value: unknown, dir = SITE): Promi
 export async function kc(host: Host, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<KcResult> {
   const r = await host.exec(['node', KC, ...args], { cwd: opts.cwd ?? SITE, timeoutMs: opts.timeoutMs ?? 240_000 });
   const events = args.includes('json')
-    ? r.stdout.split('\n').filter((l) => l.trim()).map((l) => {
+    ? r.stdout.split('\n').filter((l) => l.trim()).map((l): unknown => {
         try {
           return JSON.parse(l);
         } catch {
-          assert.fail(`not a JSON event: ${l}`);
+          return assert.fail(`not a JSON event: ${l}`);
         }
       })
     : [];
