@@ -12,5 +12,6 @@ if (!name || !/^[a-z-]+$/.test(name) || !existsSync(file!)) {
   console.error('usage: npm run bench -- <pki|bootstrap|join> [args]');
   process.exit(2);
 }
-process.argv.splice(2, 1);
+// The benchmark sees itself as the main module: argv[1] is its file, argv[2…] its own arguments.
+process.argv.splice(1, 2, file!);
 await import(pathToFileURL(file!).href);
