@@ -107,7 +107,15 @@ describe('bootstrap through etcd on a real systemd host', { timeout: 600_000 }, 
 
   test('second run: every step skipped or no-op; CA, keys and etcd data byte-identical', async () => {
     const paths = [PKI, '/var/lib/etcd', '/etc/default/etcd', '/etc/kubernetes', '/var/lib/kubelet'];
-    const before = await snapshot(host, paths);
+    // etcd finishes its own start-up writes (member attributes, cluster version) a few seconds after
+    // it starts; wait until its WAL is quiet so any change below is the second run's doing.
+    let before = await snapshot(host, paths);
+    for (let i = 0; i < 12; i++) {
+      await new Promise((r) => setTimeout(r, 5_000));
+      const again = await snapshot(host, paths);
+      if (again === before) break;
+      before = again;
+    }
     const r = await kc(host, ['run', 'bootstrap', ...UNTIL_ETCD]);
     assert.equal(r.code, 0, r.stderr);
     const done = r.events.filter((e) => e.event === 'step-done');
