@@ -14,7 +14,7 @@
 import type { V1Deployment, V1Role, V1RoleBinding, V1Secret, V1Service, V1ServiceAccount } from '@kubernetes/client-node';
 import { KubeceptionError } from '../lib/errors.ts';
 import { JOIN_NODE_PORT } from '../lib/constants.ts';
-import { apiserverUrls } from '../lib/steps/kubeconfig.ts';
+import { apiserverUrls } from '../lib/k8s/endpoints.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
 import { controlPlaneSelector, controlPlaneTolerations, MANAGED_BY, NAMESPACE, type Manifest, type ManifestObject } from './common.ts';
 

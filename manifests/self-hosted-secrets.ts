@@ -11,7 +11,7 @@
 import type { V1Secret, V1ServiceAccount } from '@kubernetes/client-node';
 import { KubeceptionError } from '../lib/errors.ts';
 import { parseKubeconfig } from '../lib/k8s/kubeconfig.ts';
-import { apiserverUrls } from '../lib/steps/kubeconfig.ts';
+import { apiserverUrls } from '../lib/k8s/endpoints.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
 import { MANAGED_BY, NAMESPACE, type Manifest } from './common.ts';
 import { PKI_FILES, type PkiFile } from './flags.ts';

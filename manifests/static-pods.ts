@@ -24,7 +24,7 @@
  */
 import { join } from 'node:path';
 import type { V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
-import { kubeconfigPaths } from '../lib/steps/kubeconfig.ts';
+import { kubeconfigPaths } from '../lib/k8s/endpoints.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
 import { componentLabels, controlPlanePorts, hostPathMount, image, NAMESPACE, type ImageName, type Manifest } from './common.ts';
 import { apiServerFlags, controllerManagerFlags, schedulerFlags, type Locate } from './flags.ts';

@@ -6,7 +6,7 @@ import { HostStateError, TimeoutError } from '../errors.ts';
 import { probeHttps, type TlsClient } from '../net/probe.ts';
 import { parseKubeconfig } from './kubeconfig.ts';
 import { Cluster } from './client.ts';
-import { apiserverUrls, kubeconfigPaths } from '../steps/kubeconfig.ts';
+import { apiserverUrls, kubeconfigPaths } from './endpoints.ts';
 import type { Context } from '../context.ts';
 
 /** Which apiserver. */

@@ -14,7 +14,7 @@ import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { fetchCa, requestJoin, verifyCaHash } from '../join/client.ts';
 import { TOKEN_RE } from '../join/token.ts';
 import { bootstrapKubeletKubeconfig, writeKubeletFiles } from './kubelet.ts';
-import { kubeconfigPaths } from './kubeconfig.ts';
+import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Check } from './preflight.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';

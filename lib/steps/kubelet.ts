@@ -14,7 +14,7 @@ import { firstServiceIP } from '../net/cidr.ts';
 import { toYaml } from '../util/yaml.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { probeApiserver, type Which } from '../k8s/apiserver.ts';
-import { apiserverUrls, kubeconfigPaths } from './kubeconfig.ts';
+import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { ResolvedConfig } from '../types.ts';

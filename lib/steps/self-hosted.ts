@@ -8,7 +8,7 @@ import { HostStateError } from '../errors.ts';
 import { PKI_FILES, type PkiFile } from '../../manifests/flags.ts';
 import { selfHostedObjects } from '../../manifests/self-hosted.ts';
 import { kubeProxyObjects } from '../../manifests/kube-proxy.ts';
-import { kubeconfigPaths } from './kubeconfig.ts';
+import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { KubernetesObject } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
 

@@ -4,7 +4,7 @@
  */
 import type { V1Container, V1DaemonSet, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
 import { renderKubeconfig } from '../../../lib/k8s/kubeconfig.ts';
-import { apiserverUrls } from '../../../lib/steps/kubeconfig.ts';
+import { apiserverUrls } from '../../../lib/k8s/endpoints.ts';
 import type { ResolvedConfig } from '../../../lib/types.ts';
 import type { Manifest, ManifestObject } from '../../../manifests/common.ts';
 import { PKI_FILES, type PkiFile } from '../../../manifests/flags.ts';

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { V1DaemonSet, V1Deployment, V1Secret, V1ServiceAccount } from '@kubernetes/client-node';
 import { KubeceptionError } from '../../../lib/errors.ts';
 import { parseKubeconfig } from '../../../lib/k8s/kubeconfig.ts';
-import { apiserverUrls } from '../../../lib/steps/kubeconfig.ts';
+import { apiserverUrls } from '../../../lib/k8s/endpoints.ts';
 import { SECRET_MOUNT } from '../../../manifests/self-hosted-secrets.ts';
 import { selfHostedObjects } from '../../../manifests/self-hosted.ts';
 import { find, flagsOf, ipv6Config, pem, podSpecOf, sampleConfig, sampleSecrets } from './fixtures.ts';

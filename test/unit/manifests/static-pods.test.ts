@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../../lib/errors.ts';
-import { kubeconfigPaths } from '../../../lib/steps/kubeconfig.ts';
+import { kubeconfigPaths } from '../../../lib/k8s/endpoints.ts';
 import { RESERVED_FLAGS } from '../../../manifests/flags.ts';
 import { bootstrapStaticPods } from '../../../manifests/static-pods.ts';
 import { flagsOf, sampleConfig } from './fixtures.ts';
