@@ -8,6 +8,7 @@
  */
 import { bootHost, type Host } from '../test/bed/bed.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
+import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
 
@@ -56,6 +57,7 @@ const hosts: Host[] = [];
 try {
   const [a, b] = await Promise.all([bootHost({ name: 'bench-kc', kubelet: true }), bootHost({ name: 'bench-adm', kubelet: true })]);
   hosts.push(a!, b!);
+  await importKubeceptionImage(a!);
   await writeConfig(a!, { distro: 'debian' });
   const cold = await kubeception(a!, 'cold');
   const noop = await kubeception(a!, 'no-op re-run');
@@ -64,7 +66,7 @@ try {
   console.log(`  kubeception cold      ${s(cold).padStart(6)} s   ratio to kubeadm init ${(cold / adm).toFixed(2)}`);
   console.log(`  kubeception no-op     ${s(noop).padStart(6)} s   ratio to kubeadm init ${(noop / adm).toFixed(2)}`);
   console.log(`  kubeadm init          ${s(adm).padStart(6)} s`);
-  console.log('  note: kubeception cold includes TLS etcd, the bootstrap control plane, the self-hosted control plane and the pivot; kubeadm init stops at static pods.');
+  console.log('  note: kubeception cold includes TLS etcd, the bootstrap control plane, the self-hosted control plane, the pivot and the join service; kubeadm init stops at static pods (external plain-HTTP etcd, no CoreDNS).');
 } finally {
   for (const h of hosts) await h.destroy();
 }
