@@ -17,6 +17,7 @@ import { ensureKubeletConfig, startKubelet } from '../lib/steps/kubelet.ts';
 import {
   applySelfHostedControlPlane,
   markControlPlane,
+  nothingToHandOver,
   pivotKubelet,
   removeBootstrapControlPlane,
   selfHostedServing,
@@ -54,6 +55,7 @@ export default task('bootstrap', [
   step('wait-self-hosted-control-plane')
     .needs('mark-control-plane')
     .title('wait-self-hosted-control-plane: self-hosted kube-apiserver ready 10 times in a row')
+    .skipIf(nothingToHandOver)
     .run(waitSelfHostedControlPlane),
   step('kubelet-pivot').needs('wait-self-hosted-control-plane').title('kubelet-pivot: point the kubelet at the self-hosted apiserver').run(pivotKubelet),
   step('remove-bootstrap-control-plane')

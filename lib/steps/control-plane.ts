@@ -31,6 +31,15 @@ export async function selfHostedServing(ctx: Context): Promise<string | false> {
   return (await probeApiserver(ctx, 'final')) === undefined ? 'the self-hosted kube-apiserver is serving; no bootstrap control plane needed' : false;
 }
 
+/**
+ * Skip reason for the stability check: nothing is being handed over — no bootstrap control plane,
+ * the kubelet already uses the final apiserver, and that apiserver is serving.
+ */
+export async function nothingToHandOver(ctx: Context): Promise<string | false> {
+  if ((await kubeletTarget(ctx)) !== 'final' || ctx.state.kubeletRestart) return false;
+  return (await selfHostedServing(ctx)) ? 'no hand-off in this run: the kubelet already uses the serving self-hosted kube-apiserver' : false;
+}
+
 /** The apiserver to talk to during this run: the bootstrap one while its manifests exist, else the final one. */
 async function activeApiserver(ctx: Context): Promise<Which> {
   return (await bootstrapManifestsPresent(ctx)).length > 0 && (await probeApiserver(ctx, 'bootstrap')) === undefined ? 'bootstrap' : 'final';
