@@ -136,7 +136,11 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const { config, file } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
     for (const id of config.ignorePreflightErrors) (options.ignorePreflightErrors as Set<string>).add(id);
     const task = await applyDistroOverrides(await loadTaskFile(taskFile), config.distro.name, PACKAGE_DIR);
+    for (const f of ['only', 'skip'] as const)
+      if (f in args && list(args[f]).length === 0) throw usageError(`--${f} needs a comma-separated list of step ids`);
     const sel = { only: list(args.only), skip: list(args.skip) };
+    // Preflight guards every host write: --only selects it too unless --skip names it.
+    if (sel.only.length && task.steps.some((s) => s.spec.id === 'preflight') && !sel.skip.includes('preflight') && !sel.only.includes('preflight')) sel.only.push('preflight');
     const ids = new Set(task.steps.map((s) => s.spec.id));
     for (const id of [...sel.only, ...sel.skip]) if (!ids.has(id)) throw usageError(`--only/--skip: task ${task.name} has no step "${id}" (steps: ${[...ids].join(', ')})`);
     const dry = args.command === 'plan' || args['dry-run'] === true;

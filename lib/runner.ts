@@ -113,7 +113,7 @@ export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts
           const skip = reason ?? (await evaluateSkip(spec, ctx(new AbortController().signal)));
           if (skip) {
             emit({ event: 'step-skipped', step: spec.id, reason: skip });
-            t.skip(`${spec.title} [skipped: ${skip}]`);
+            t.skip(skip);
             return;
           }
           emit({ event: 'step-started', step: spec.id });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TaskDefinitionError } from './errors.ts';
 import { applyEdits } from './graph.ts';
+import { loadErrorText } from './config/load.ts';
 import type { Overrides, Step, Task } from './dsl.ts';
 import type { Context } from './context.ts';
 
@@ -39,7 +40,7 @@ export async function loadTaskFile(file: string): Promise<Task<Context>> {
   try {
     mod = await import(pathToFileURL(file).href);
   } catch (err) {
-    throw new TaskDefinitionError('task-invalid', { what: file, why: `cannot load it: ${(err as Error).message.split('\n')[0]}`, fix: 'fix the error in the task file', cause: err });
+    throw new TaskDefinitionError('task-invalid', { what: file, why: `cannot load it: ${loadErrorText(err)}`, fix: 'fix the error in the task file', cause: err });
   }
   if (!isTask(mod.default))
     throw new TaskDefinitionError('task-invalid', { what: file, why: 'its default export is not a task', fix: "end the file with `export default task('name', [ step(...), ... ])`" });

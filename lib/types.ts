@@ -13,7 +13,7 @@ export type EncryptionAlgorithm = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-
 /** `extraArgs` of a component: flag name (without `--`) → value. */
 export type ExtraArgs = Record<string, string>;
 
-/** The config as an operator writes it in `kubeception.config.ts` (every field optional but `distro`). */
+/** The config as an operator writes it in `kubeception.config.ts` (every field optional). */
 export interface KubeceptionConfig {
   /** Distro settings to load from `distros/<distro>/`: `kubic` or `debian`. */
   distro?: string;
@@ -42,7 +42,7 @@ export interface KubeceptionConfig {
   kubelet?: { cgroupDriver?: 'systemd' | 'cgroupfs'; criSocket?: string; extraConfig?: Record<string, unknown> };
   /** Preflight check ids to report as warnings instead of errors (kubeadm's `ignorePreflightErrors`); `all` ignores every check. */
   ignorePreflightErrors?: string[];
-  /** The in-cluster join service: the kubeception image to run (default `localhost/kubeception:v<version>`). */
+  /** The in-cluster join service: the kubeception image to run (default `localhost/kubeception:v0.1.0`). */
   joinService?: { image?: string };
 }
 

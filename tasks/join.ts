@@ -5,13 +5,13 @@
  */
 import { step, task } from '../lib/dsl.ts';
 import { runPreflight, workerChecks } from '../lib/steps/preflight.ts';
-import { alreadyJoined, discover, joinFlagChecks, waitKubeletBootstrap, writeWorkerKubelet } from '../lib/steps/join.ts';
+import { alreadyJoined, discover, joinFlagChecks, notControlPlaneCheck, waitKubeletBootstrap, writeWorkerKubelet } from '../lib/steps/join.ts';
 import { startKubelet } from '../lib/steps/kubelet.ts';
 
 export default task('join', [
   step('preflight')
     .title('preflight: host, kubelet, join flags')
-    .run(async (ctx) => runPreflight(ctx, [...workerChecks(ctx), ...((await alreadyJoined(ctx)) ? [] : joinFlagChecks)])),
+    .run((ctx) => runPreflight(ctx, [...workerChecks(ctx), notControlPlaneCheck, ...joinFlagChecks])),
   step('discovery').needs('preflight').title('discovery: pin the cluster CA, present the token').skipIf(alreadyJoined).run(discover),
   step('kubelet-config').needs('discovery').title('kubelet-config: CA, bootstrap kubeconfig, config.yaml, drop-in').run(writeWorkerKubelet),
   step('kubelet-start').needs('kubelet-config').title('kubelet-start: enable and start the kubelet').run(startKubelet),

@@ -45,13 +45,19 @@ export async function findConfigFile(packageDir: string, cwd: string, explicit?:
   return (await readable(local)) ? local : join(packageDir, 'kubeception.config.ts');
 }
 
+/** The useful lines of an import error: esbuild puts the position and message after a summary line. */
+export function loadErrorText(err: unknown): string {
+  const lines = String((err as Error)?.message ?? err).split('\n').map((l) => l.trim()).filter(Boolean);
+  return (lines[0]?.startsWith('Transform failed') ? lines.slice(0, 2).join(' ') : lines[0]) ?? String(err);
+}
+
 /** Imports a config module and checks its shape. @throws ConfigError `config-load` / `config-invalid`. */
 export async function loadConfigFile(file: string): Promise<KubeceptionConfig> {
   let mod: { default?: unknown };
   try {
     mod = await import(pathToFileURL(file).href);
   } catch (err) {
-    throw new ConfigError('config-load', { what: file, why: `cannot load it: ${(err as Error).message.split('\n')[0]}`, fix: 'fix the syntax error in the config file', cause: err });
+    throw new ConfigError('config-load', { what: file, why: `cannot load it: ${loadErrorText(err)}`, fix: 'fix the error in the config file (it must be a module whose default export is the config)', cause: err });
   }
   if (mod.default === undefined)
     throw new ConfigError('config-load', { what: file, why: 'it has no default export', fix: 'end the file with `export default defineConfig({ ... })`' });

@@ -101,9 +101,33 @@ function isClusterInterface(iface: string | undefined, net: Cidr, range: Cidr): 
   return !!iface && CLUSTER_IFACES.test(iface) && net.prefix >= range.prefix;
 }
 
+/** Ports other components of the node listen on, and the NodePort range. */
+const TAKEN_PORTS: Record<number, string> = {
+  2379: 'etcd (clients)', 2380: 'etcd (peers)', 2381: 'etcd (metrics)', 10249: 'kube-proxy (metrics)', 10250: 'the kubelet', 10256: 'kube-proxy (healthz)',
+  10257: 'kube-controller-manager', 10259: 'kube-scheduler', 10357: 'the bootstrap kube-controller-manager', 10359: 'the bootstrap kube-scheduler',
+};
+
 function checkPort(field: string, v: number, file: string) {
   if (!Number.isInteger(v) || v < 1 || v > 65535) bad(field, file, `${v} is not a TCP port (1–65535)`, `set ${field} to a free port`);
+  if (TAKEN_PORTS[v]) bad(field, file, `port ${v} is used by ${TAKEN_PORTS[v]} on this node`, `use another port (defaults: 6443 final, 6444 bootstrap)`);
+  if (v >= 30000 && v <= 32767) bad(field, file, `port ${v} is in the NodePort range 30000–32767 (the join service uses 30000)`, 'use a port below 30000');
 }
+
+/** Directories that must never be a certificatesDir or an etcd data dir. */
+const SYSTEM_DIRS = new Set(['/', '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib64', '/opt', '/proc', '/root', '/run', '/sbin', '/srv', '/sys', '/tmp', '/usr', '/var', '/var/lib', '/etc/kubernetes']);
+
+function checkDir(field: string, p: string | undefined, file: string) {
+  if (p === undefined) return;
+  if (!p.startsWith('/')) bad(field, file, `"${p}" is not an absolute path`, `set ${field} to an absolute path`);
+  const norm = p.replace(/\/+$/, '') || '/';
+  if (SYSTEM_DIRS.has(norm) || norm.split('/').includes('..'))
+    bad(field, file, `"${p}" is a system directory, not a dedicated one: kubeception would write keys or etcd data straight into it`, `use a dedicated directory such as ${field === 'certificatesDir' ? '/etc/kubernetes/pki' : '/var/lib/etcd/default'}`);
+}
+
+/** KubeletConfiguration fields kubeception sets from its own config; `kubelet.extraConfig` may not override them. */
+const KUBELET_OWNED = ['apiVersion', 'kind', 'cgroupDriver', 'containerRuntimeEndpoint', 'staticPodPath', 'clusterDNS', 'clusterDomain', 'authentication', 'authorization'];
+
+const IMAGE_REF = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
 
 /**
  * Applies defaults and checks meaning.
@@ -127,7 +151,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
   const family = ipFamily(advertiseAddress) === 6 ? 'ipv6' : 'ipv4';
   for (const [field, c, text] of [['networking.serviceSubnet', svc, serviceSubnet], ['networking.podSubnet', pod, podSubnet]] as const)
     if (c.family !== family)
-      bad(field, file, `${text} is ${c.family === 'ipv4' ? 'IPv4' : 'IPv6'} but the advertise address ${advertiseAddress} is ${family === 'ipv4' ? 'IPv4' : 'IPv6'}; kube-apiserver requires the service range to match the advertise address family`, `set ${field} to an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} range (e.g. ${family === 'ipv4' ? (field.endsWith('serviceSubnet') ? '10.96.0.0/12' : '10.244.0.0/16') : field.endsWith('serviceSubnet') ? 'fd00:96::/108' : 'fd00:244::/56'})`);
+      bad(field, file, `${text} is ${c.family === 'ipv4' ? 'IPv4' : 'IPv6'} but the advertise address ${advertiseAddress} is ${family === 'ipv4' ? 'IPv4' : 'IPv6'}; ${field.endsWith('serviceSubnet') ? 'kube-apiserver requires the service range to match the advertise address family' : 'single-stack clusters use one IP family for nodes and pods'}`, `set ${field} to an ${family === 'ipv4' ? 'IPv4' : 'IPv6'} range (e.g. ${family === 'ipv4' ? (field.endsWith('serviceSubnet') ? '10.96.0.0/12' : '10.244.0.0/16') : field.endsWith('serviceSubnet') ? 'fd00:96::/108' : 'fd00:244::/56'})`);
   if (pod.family === 'ipv6' && pod.prefix > 48)
     bad('networking.podSubnet', file, `${podSubnet} is too small: kube-controller-manager gives each node a /64 of it`, 'use an IPv6 podSubnet of /48 or larger, e.g. fd00:244::/48');
   for (const [section, args] of [['apiServer', cfg.apiServer?.extraArgs], ['controllerManager', cfg.controllerManager?.extraArgs], ['scheduler', cfg.scheduler?.extraArgs]] as const)
@@ -146,8 +170,16 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     if (!isDns1123Subdomain(s.replace(/^\*\./, ''))) bad(`apiServer.extraSANs[${i}]`, file, `"${s}" is neither an IP address nor a DNS name`, 'use an IP or a lower-case DNS name');
     return s;
   });
-  for (const [field, p] of [['certificatesDir', cfg.certificatesDir], ['etcd.dataDir', cfg.etcd?.dataDir]] as const)
-    if (p !== undefined && !p.startsWith('/')) bad(field, file, `"${p}" is not an absolute path`, `set ${field} to an absolute path`);
+  checkDir('certificatesDir', cfg.certificatesDir, file);
+  checkDir('etcd.dataDir', cfg.etcd?.dataDir, file);
+  for (const key of Object.keys(cfg.kubelet?.extraConfig ?? {}))
+    if (KUBELET_OWNED.includes(key)) bad(`kubelet.extraConfig.${key}`, file, `kubeception sets ${key} itself (from kubelet.cgroupDriver, criSocket, networking and the distro)`, `remove ${key} from kubelet.extraConfig${key === 'cgroupDriver' ? ' and set kubelet.cgroupDriver instead' : ''}`);
+  for (const [section, args] of [['apiServer', cfg.apiServer?.extraArgs], ['controllerManager', cfg.controllerManager?.extraArgs], ['scheduler', cfg.scheduler?.extraArgs], ['etcd', cfg.etcd?.extraArgs]] as const)
+    for (const flag of Object.keys(args ?? {}))
+      if (!/^[a-z0-9][a-z0-9-]*$/.test(flag)) bad(`${section}.extraArgs["${flag}"]`, file, `"${flag}" is not a flag name`, `write flag names without leading dashes, e.g. { "v": "5" } for --v=5`);
+  if (cfg.imageRepository !== undefined && !IMAGE_REF.test(cfg.imageRepository)) bad('imageRepository', file, `"${cfg.imageRepository}" is not an image repository`, 'use e.g. registry.k8s.io or registry.example.com:5000/k8s');
+  if (cfg.joinService?.image !== undefined && !/^[a-z0-9][^\s]*(:[\w.-]+|@sha256:[0-9a-f]{64})$/.test(cfg.joinService.image)) bad('joinService.image', file, `"${cfg.joinService.image}" is not an image reference with a tag or digest`, 'use e.g. registry.example.com/kubeception:v0.1.0');
+  if (cfg.controlPlaneEndpoint !== undefined && !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/i.test(cfg.controlPlaneEndpoint)) bad('controlPlaneEndpoint', file, `"${cfg.controlPlaneEndpoint}" is not host[:port]`, 'give a DNS name or IP with an optional port and no scheme, e.g. cp.example.com:6443');
   return {
     distro,
     kubernetesVersion,

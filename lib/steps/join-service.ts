@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { LEAF_VALIDITY_DAYS, type LeafSpec } from '../pki/certs.ts';
 import { reconcileLeaf } from '../pki/reconcile.ts';
-import { TimeoutError } from '../errors.ts';
+import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { cluster } from '../k8s/apiserver.ts';
 import { BOOTSTRAP_DESCRIPTION, remainingMs } from '../join/token.ts';
 import { caCertHash, createToken, deleteStaleTokens, joinCommand, listTokens } from '../join/tokens-api.ts';
@@ -77,6 +77,14 @@ async function waitDeploymentAvailable(ctx: Context, name: string, timeoutMs: nu
   while (Date.now() < deadline && !ctx.signal.aborted) {
     const d = await api.read<{ status?: { availableReplicas?: number } } & import('../k8s/client.ts').KubernetesObject>({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'kube-system' } });
     if ((d?.status?.availableReplicas ?? 0) > 0) return;
+    const pods = await api.list<{ status?: { containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } } }[] } } & import('../k8s/client.ts').KubernetesObject>('v1', 'Pod', 'kube-system', `app.kubernetes.io/name=${name}`);
+    const waiting = pods.flatMap((p) => p.status?.containerStatuses ?? []).map((c) => c.state?.waiting).find((w) => w?.reason && /ErrImagePull|ImagePullBackOff|ErrImageNeverPull|InvalidImageName/.test(w.reason));
+    if (waiting)
+      throw new KubeceptionError('join-service-image', {
+        what: `Deployment kube-system/${name}: image ${ctx.config.joinService.image}`,
+        why: `the node cannot get the image (${waiting.reason}${waiting.message ? `: ${(waiting.message.split('\n')[0] ?? '').slice(0, 160)}` : ''})`,
+        fix: 'build the image from Containerfile and make it available to the control-plane node (push it to a registry it can pull from, or import it into containerd), or set joinService.image',
+      });
     await new Promise((r) => setTimeout(r, 1_000));
   }
   throw new TimeoutError('join-service-unavailable', {

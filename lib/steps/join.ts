@@ -54,6 +54,16 @@ export const joinFlagChecks: Check[] = [
 
 const caPath = (ctx: Pick<Context, 'config'>) => join(ctx.config.certificatesDir, 'ca.crt');
 
+/** Preflight check `NotControlPlane`: a host holding the cluster CA key is a control-plane node, not a worker. */
+export const notControlPlaneCheck: Check = {
+  id: 'NotControlPlane',
+  async run(ctx) {
+    const key = join(ctx.config.certificatesDir, 'ca.key');
+    if (!(await ctx.files.exists(key))) return undefined;
+    return { message: `${key} exists: this host is a control-plane node (kubeception bootstrap ran here); join is for workers`, fix: 'run join on a worker host; on this node use `kubeception run bootstrap`' };
+  },
+};
+
 /** Why this worker counts as joined (kubelet client certificate from this cluster's CA), or false. */
 export async function alreadyJoined(ctx: Context): Promise<string | false> {
   const [ca, kubeconfig] = await Promise.all([ctx.files.read(caPath(ctx)), ctx.files.read(kubeconfigPaths(ctx.config).kubelet)]);

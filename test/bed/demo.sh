@@ -10,8 +10,7 @@ repo=$PWD
 bash test/bed/setup.sh
 host() { npx tsx test/bed/host.ts "$@"; }
 host down demo >/dev/null 2>&1 || true
-host up demo --kubelet
-npx tsx -e "import('$repo/test/bed/kubeception-image.ts').then(async (m) => { const b = await import('$repo/test/bed/bed.ts'); await m.importKubeceptionImage(b.getHost('demo')); })"
+host up demo --kubelet --kubeception-image
 host exec demo -- sh -c 'mkdir -p /root/site && echo "export default { distro: \"debian\" };" > /root/site/kubeception.config.ts'
 printf '\n=== npx kubeception run bootstrap (inside bed host "demo")\n'
 host exec demo --cwd "$repo" -- sh -c "cd /root/site && npx --prefix '$repo' kubeception run bootstrap"

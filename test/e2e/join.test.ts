@@ -88,6 +88,14 @@ describe('join on the bed', { timeout: 1_800_000 }, () => {
     return r;
   }
 
+  test('join on the control-plane node is refused (exit 2), its kubelet untouched', async () => {
+    const before = await cp.execOk(['sh', '-c', 'sha256sum /etc/systemd/system/kubelet.service.d/*; systemctl show -p ActiveEnterTimestamp kubelet']);
+    const r = await kc(cp, ['run', 'join', ...joinArgs, '--output', 'json']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /NotControlPlane/);
+    assert.equal(await cp.execOk(['sh', '-c', 'sha256sum /etc/systemd/system/kubelet.service.d/*; systemctl show -p ActiveEnterTimestamp kubelet']), before);
+  });
+
   test('malformed token: exit 2 before any network call, files unchanged', async () => {
     await refused(replaceArg('--token', 'ABC.def'), 2, [/JoinToken/, /\[a-z0-9\]\{6\}\.\[a-z0-9\]\{16\}/]);
   });

@@ -27,6 +27,9 @@ const cases: Case[] = [
   { name: 'config without a default export', raw: 'export const config = {};\n', want: [/no default export/] },
   { name: 'unknown step in --skip', config: {}, args: ['--skip', 'etcdd'], want: [/no step "etcdd"/] },
   { name: 'unknown flag', config: {}, args: ['--nodename', 'x'], want: [/unknown flag --nodename/] },
+  { name: 'empty --only (e.g. an unset variable)', config: {}, args: ['--only', ''], want: [/--only needs a comma-separated list/] },
+  { name: 'certificatesDir is /', config: { certificatesDir: '/' }, want: [/certificatesDir/, /system directory/] },
+  { name: 'bindPort taken by etcd', config: { localAPIEndpoint: { bindPort: 2379 } }, want: [/localAPIEndpoint\.bindPort/, /used by etcd/] },
   { name: 'foreign etcd environment file', config: {}, setup: 'printf "ETCD_NAME=other\\n" > /etc/default/etcd', want: [/FileAvailable--etc-default-etcd/, /ETCD_NAME/] },
   { name: 'CA certificate without its key', config: {}, setup: 'mkdir -p /etc/kubernetes/pki && openssl req -x509 -newkey rsa:2048 -nodes -keyout /root/orphan.key -out /etc/kubernetes/pki/ca.crt -days 1 -subj /CN=kubernetes 2>/dev/null', want: [/\[Certificates\]/, /ca\.key is missing/, /never replaces a CA/] },
 ];

@@ -76,6 +76,16 @@ const bad: [string, unknown, RegExp, RegExp, HostFacts?][] = [
   ['IPv6 advertise address with the IPv4 default service subnet', { localAPIEndpoint: { advertiseAddress: 'fd00:20::2' } }, /networking\.serviceSubnet/, /IPv4 but the advertise address fd00:20::2 is IPv6/],
   ['IPv6 pod subnet smaller than /48', { localAPIEndpoint: { advertiseAddress: 'fd00:20::2' }, networking: { serviceSubnet: 'fd00:96::/108', podSubnet: 'fd00:244::/64' } }, /networking\.podSubnet/, /\/64/],
   ['reserved extraArgs flag', { controllerManager: { extraArgs: { 'leader-elect': 'false' } } }, /controllerManager\.extraArgs\.leader-elect/, /sets --leader-elect itself/],
+  ['bindPort taken by etcd', { localAPIEndpoint: { bindPort: 2379 } }, /localAPIEndpoint\.bindPort/, /used by etcd/],
+  ['bootstrap port taken by the kubelet', { bootstrapAPIEndpoint: { bindPort: 10250 } }, /bootstrapAPIEndpoint\.bindPort/, /the kubelet/],
+  ['bindPort in the NodePort range', { localAPIEndpoint: { bindPort: 30000 } }, /localAPIEndpoint\.bindPort/, /NodePort range/],
+  ['certificatesDir is /', { certificatesDir: '/' }, /certificatesDir/, /system directory/],
+  ['etcd data dir is /etc', { etcd: { dataDir: '/etc' } }, /etcd\.dataDir/, /system directory/],
+  ['extraConfig overrides an owned field', { kubelet: { extraConfig: { staticPodPath: 5 } } }, /kubelet\.extraConfig\.staticPodPath/, /sets staticPodPath itself/],
+  ['extraArgs flag with dashes', { apiServer: { extraArgs: { '--v': '5' } } }, /apiServer\.extraArgs\["--v"\]/, /not a flag name/],
+  ['imageRepository with a space', { imageRepository: 'Bad Repo' }, /imageRepository/, /not an image repository/],
+  ['empty join service image', { joinService: { image: '' } }, /joinService\.image/, /tag or digest/],
+  ['controlPlaneEndpoint with a scheme', { controlPlaneEndpoint: 'https://cp.example.com:6443' }, /controlPlaneEndpoint/, /host\[:port\]/],
   ['no address to advertise', {}, /advertiseAddress/, /no non-loopback/, { hostname: 'h', addresses: [] }],
 ];
 
