@@ -9,6 +9,7 @@
 import { bootHost, type Host } from '../test/bed/bed.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
+import { kubeadmInit } from './kubeadm.ts';
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
 
@@ -23,32 +24,8 @@ async function kubeception(host: Host, label: string) {
   return wall;
 }
 
-function kubeadmConfig(host: Host): string {
-  return `apiVersion: kubeadm.k8s.io/v1beta4
-kind: InitConfiguration
-localAPIEndpoint: { advertiseAddress: ${host.ip}, bindPort: 6443 }
-nodeRegistration: { name: ${host.name}, criSocket: unix:///run/containerd/containerd.sock, ignorePreflightErrors: [all] }
----
-apiVersion: kubeadm.k8s.io/v1beta4
-kind: ClusterConfiguration
-kubernetesVersion: v1.34.4
-etcd: { external: { endpoints: [http://127.0.0.1:2379] } }
-networking: { podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12 }
----
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: systemd
-failSwapOn: false
-`;
-}
-
 async function kubeadm(host: Host) {
-  await host.writeFile('/root/kubeadm.yaml', kubeadmConfig(host));
-  const t0 = Date.now();
-  await host.execOk(['systemctl', 'start', 'etcd.service']);
-  const r = await host.exec(['kubeadm', 'init', '--config', '/root/kubeadm.yaml', '--skip-phases=addon/coredns'], { timeoutMs: 900_000 });
-  const wall = Date.now() - t0;
-  if (r.code !== 0) throw new Error(`kubeadm init exited ${r.code}\n${r.stderr.slice(-2000)}`);
+  const wall = await kubeadmInit(host);
   console.log(`\nkubeadm init (etcd start included): ${s(wall)} s wall`);
   return wall;
 }

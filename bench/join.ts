@@ -10,6 +10,7 @@
 import { bootHost, REPO_ROOT, type Host } from '../test/bed/bed.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
+import { kubeadmInit } from './kubeadm.ts';
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -45,24 +46,7 @@ try {
   const kcReady = await untilReady(cp!, '/etc/kubernetes/admin.conf', 'bj-w', t0);
 
   // Peer: kubeadm init + kubeadm join on two identical fresh hosts (external etcd: Debian's, no TLS).
-  await acp!.writeFile('/root/kubeadm.yaml', `apiVersion: kubeadm.k8s.io/v1beta4
-kind: InitConfiguration
-localAPIEndpoint: { advertiseAddress: ${acp!.ip}, bindPort: 6443 }
-nodeRegistration: { name: bj-acp, criSocket: unix:///run/containerd/containerd.sock, ignorePreflightErrors: [all] }
----
-apiVersion: kubeadm.k8s.io/v1beta4
-kind: ClusterConfiguration
-kubernetesVersion: v1.34.4
-etcd: { external: { endpoints: [http://127.0.0.1:2379] } }
-networking: { podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12 }
----
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: systemd
-failSwapOn: false
-`);
-  await acp!.execOk(['systemctl', 'start', 'etcd.service']);
-  await acp!.execOk(['kubeadm', 'init', '--config', '/root/kubeadm.yaml', '--skip-phases=addon/coredns'], { timeoutMs: 900_000 });
+  await kubeadmInit(acp!);
   const admJoin = (await acp!.execOk(['kubeadm', 'token', 'create', '--print-join-command'])).trim().split(/\s+/).slice(1);
   t0 = Date.now();
   await aw!.execOk(['kubeadm', ...admJoin, '--ignore-preflight-errors=all', '--node-name=bj-aw'], { timeoutMs: 300_000 });
