@@ -25,6 +25,10 @@ export async function tokenCommand(sub: string | undefined, args: Args, config: 
   const api = await cluster({ files, config }, 'final');
   if (sub === 'list') {
     const now = new Date();
+    if (args.output === 'json') {
+      for (const t of await listTokens(api)) io.stdout(`${JSON.stringify({ id: t.id, expiration: t.expiration ?? null, usages: t.usages, groups: t.groups, description: t.description })}\n`);
+      return ExitCode.ok;
+    }
     io.stdout(`${'TOKEN ID'.padEnd(10)}${'TTL'.padEnd(10)}${'EXPIRES'.padEnd(22)}USAGES / DESCRIPTION\n`);
     for (const t of await listTokens(api)) {
       const left = remainingMs(t, now);
