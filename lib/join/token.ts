@@ -78,11 +78,18 @@ export function tokenInfo(s: SecretLike): TokenInfo | undefined {
   };
 }
 
+/** The whole token `<id>.<secret>` stored in a token Secret, or undefined. Never log it. */
+export function tokenFromSecret(s: SecretLike | undefined): string | undefined {
+  const id = unb64(s?.data?.['token-id']);
+  const secret = unb64(s?.data?.['token-secret']);
+  return id && secret ? `${id}.${secret}` : undefined;
+}
+
 /** Why `token` is not accepted by its Secret (`unknown` or `expired`), or undefined if it is valid now. */
 export function checkToken(token: string, secret: SecretLike | undefined, now: Date): 'unknown' | 'expired' | undefined {
   const t = parseToken(token);
   const info = secret && tokenInfo(secret);
-  const stored = secret?.data?.['token-secret'] ? unb64(secret.data['token-secret'])! : '';
+  const stored = tokenFromSecret(secret)?.slice(7) ?? '';
   if (!t || !info || info.id !== t.id || !info.usages.includes('authentication')) return 'unknown';
   const a = Buffer.from(stored.padEnd(16));
   const b = Buffer.from(t.secret.padEnd(16));

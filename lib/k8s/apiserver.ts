@@ -4,6 +4,7 @@
  */
 import { HostStateError, TimeoutError } from '../errors.ts';
 import { probeHttps, type TlsClient } from '../net/probe.ts';
+import { pollUntil } from '../util/poll.ts';
 import { parseKubeconfig } from './kubeconfig.ts';
 import { Cluster } from './client.ts';
 import { apiserverUrls, kubeconfigPaths } from './endpoints.ts';
@@ -50,22 +51,19 @@ export async function probeApiserver(ctx: Pick<Context, 'files' | 'config'>, whi
 export async function waitApiserver(ctx: Context, which: Which, opts: { timeoutMs: number; intervalMs?: number; inARow?: number }): Promise<number> {
   const interval = opts.intervalMs ?? 1_000;
   const need = opts.inARow ?? 1;
-  const deadline = Date.now() + opts.timeoutMs;
   let streak = 0;
   let probes = 0;
   let last = 'not probed';
-  while (Date.now() < deadline && !ctx.signal.aborted) {
+  const done = await pollUntil(async () => {
     probes++;
     const why = await probeApiserver(ctx, which);
-    if (why === undefined) {
-      if (++streak >= need) return probes;
-    } else {
-      if (streak > 0) ctx.log.info(`${which} apiserver: streak of ${streak} broken (${why})`);
-      streak = 0;
-      last = why;
-    }
-    await new Promise((r) => setTimeout(r, interval));
-  }
+    if (why === undefined) return ++streak >= need ? probes : undefined;
+    if (streak > 0) ctx.log.info(`${which} apiserver: streak of ${streak} broken (${why})`);
+    streak = 0;
+    last = why;
+    return undefined;
+  }, { timeoutMs: opts.timeoutMs, intervalMs: interval, signal: ctx.signal });
+  if (done !== undefined) return done;
   throw new TimeoutError('apiserver-not-ready', {
     what: `${which} kube-apiserver at ${apiserverUrls(ctx.config)[which]}`,
     why: `not ready ${need > 1 ? `${need} times in a row ` : ''}within ${opts.timeoutMs} ms (last: ${last})`,

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { CONTROL_PLANE_LABEL } from '../constants.ts';
 import { TimeoutError } from '../errors.ts';
 import { toYaml } from '../util/yaml.ts';
+import { pollUntil } from '../util/poll.ts';
 import { cluster, probeApiserver, waitApiserver, type Which } from '../k8s/apiserver.ts';
 import { bootstrapStaticPods } from '../../manifests/static-pods.ts';
 import { kubeletTarget, pointKubelet } from './kubelet.ts';
@@ -75,11 +76,8 @@ async function readNode(ctx: Context): Promise<V1Node | undefined> {
 
 /** `wait-node-registered`: the kubelet has registered this node's Node object. */
 export async function waitNodeRegistered(ctx: Context): Promise<StepOutcome> {
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline && !ctx.signal.aborted) {
-    if (await readNode(ctx).catch(() => undefined)) return { changed: false, detail: `Node ${ctx.config.nodeName} registered` };
-    await new Promise((r) => setTimeout(r, 1_000));
-  }
+  if (await pollUntil(() => readNode(ctx).catch(() => undefined), { timeoutMs: 180_000, signal: ctx.signal }))
+    return { changed: false, detail: `Node ${ctx.config.nodeName} registered` };
   throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: 'the kubelet did not register it within 180 s', fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
 }
 

@@ -9,9 +9,11 @@
 import { join } from 'node:path';
 import { LEAF_VALIDITY_DAYS, type LeafSpec } from '../pki/certs.ts';
 import { reconcileLeaf } from '../pki/reconcile.ts';
+import { pollUntil } from '../util/poll.ts';
 import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { cluster } from '../k8s/apiserver.ts';
-import { BOOTSTRAP_DESCRIPTION, remainingMs } from '../join/token.ts';
+import { BOOTSTRAP_DESCRIPTION, remainingMs, tokenFromSecret } from '../join/token.ts';
+import type { KubernetesObject } from '../k8s/client.ts';
 import { caCertHash, createToken, deleteStaleTokens, joinCommand, listTokens } from '../join/tokens-api.ts';
 import { bootstrapTokenRbac } from '../../manifests/bootstrap-token-rbac.ts';
 import { joinServiceObjects } from '../../manifests/join-service.ts';
@@ -32,12 +34,11 @@ export async function ensureBootstrapToken(ctx: Context): Promise<StepOutcome> {
   const now = new Date();
   const tokens = await listTokens(api);
   const usable = tokens.find((t) => t.description === BOOTSTRAP_DESCRIPTION && remainingMs(t, now) > MIN_LEFT_MS);
-  let token: string;
+  let token: string | undefined;
   let created = false;
-  if (usable) {
-    const secret = await api.read<{ data?: Record<string, string> } & import('../k8s/client.ts').KubernetesObject>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: usable.secretName, namespace: 'kube-system' } });
-    token = `${usable.id}.${Buffer.from(secret?.data?.['token-secret'] ?? '', 'base64').toString()}`;
-  } else {
+  if (usable)
+    token = tokenFromSecret(await api.read<{ data?: Record<string, string> } & KubernetesObject>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: usable.secretName, namespace: 'kube-system' } }));
+  if (!token) {
     token = await createToken(api, TOKEN_TTL_MS, BOOTSTRAP_DESCRIPTION);
     created = true;
   }
@@ -73,11 +74,10 @@ export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
 
 async function waitDeploymentAvailable(ctx: Context, name: string, timeoutMs: number): Promise<void> {
   const api = await cluster(ctx, 'final');
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && !ctx.signal.aborted) {
-    const d = await api.read<{ status?: { availableReplicas?: number } } & import('../k8s/client.ts').KubernetesObject>({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'kube-system' } });
-    if ((d?.status?.availableReplicas ?? 0) > 0) return;
-    const pods = await api.list<{ status?: { containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } } }[] } } & import('../k8s/client.ts').KubernetesObject>('v1', 'Pod', 'kube-system', `app.kubernetes.io/name=${name}`);
+  const available = await pollUntil(async () => {
+    const d = await api.read<{ status?: { availableReplicas?: number } } & KubernetesObject>({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'kube-system' } });
+    if ((d?.status?.availableReplicas ?? 0) > 0) return true;
+    const pods = await api.list<{ status?: { containerStatuses?: { state?: { waiting?: { reason?: string; message?: string } } }[] } } & KubernetesObject>('v1', 'Pod', 'kube-system', `app.kubernetes.io/name=${name}`);
     const waiting = pods.flatMap((p) => p.status?.containerStatuses ?? []).map((c) => c.state?.waiting).find((w) => w?.reason && /ErrImagePull|ImagePullBackOff|ErrImageNeverPull|InvalidImageName/.test(w.reason));
     if (waiting)
       throw new KubeceptionError('join-service-image', {
@@ -85,8 +85,9 @@ async function waitDeploymentAvailable(ctx: Context, name: string, timeoutMs: nu
         why: `the node cannot get the image (${waiting.reason}${waiting.message ? `: ${(waiting.message.split('\n')[0] ?? '').slice(0, 160)}` : ''})`,
         fix: 'build the image from Containerfile and make it available to the control-plane node (push it to a registry it can pull from, or import it into containerd), or set joinService.image',
       });
-    await new Promise((r) => setTimeout(r, 1_000));
-  }
+    return undefined;
+  }, { timeoutMs, signal: ctx.signal });
+  if (available) return;
   throw new TimeoutError('join-service-unavailable', {
     what: `Deployment kube-system/${name}`,
     why: `no available replica within ${timeoutMs / 1000} s`,

@@ -9,6 +9,7 @@
  */
 import { join } from 'node:path';
 import { TimeoutError } from '../errors.ts';
+import { pollUntil } from '../util/poll.ts';
 import { certSignedBy } from '../pki/keys.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { fetchCa, requestJoin, verifyCaHash } from '../join/client.ts';
@@ -100,11 +101,8 @@ export async function writeWorkerKubelet(ctx: Context): Promise<StepOutcome> {
 
 /** `wait-kubelet-bootstrap`: the kubelet got its client certificate (CSR approved) and wrote its kubeconfig. */
 export async function waitKubeletBootstrap(ctx: Context): Promise<StepOutcome> {
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline && !ctx.signal.aborted) {
-    if (await alreadyJoined(ctx)) return { changed: false, detail: 'kubelet client certificate issued' };
-    await new Promise((r) => setTimeout(r, 1_000));
-  }
+  if (await pollUntil(async () => (await alreadyJoined(ctx)) || undefined, { timeoutMs: 180_000, signal: ctx.signal }))
+    return { changed: false, detail: 'kubelet client certificate issued' };
   throw new TimeoutError('join-tls-bootstrap', {
     what: `kubelet on ${ctx.config.nodeName}`,
     why: 'no client certificate within 180 s: its CSR was not approved or the kubelet cannot reach the apiserver',
