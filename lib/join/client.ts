@@ -10,7 +10,7 @@
  */
 import { request } from 'node:https';
 import { InputError, KubeceptionError } from '../errors.ts';
-import { spkiSha256 } from '../pki/forge.ts';
+import { spkiSha256 } from '../pki/x509.ts';
 import { withRetry } from '../util/retry.ts';
 
 /** What the join service hands a worker. */

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { JOIN_NODE_PORT } from '../constants.ts';
 import { url } from '../net/cidr.ts';
-import { spkiSha256 } from '../pki/forge.ts';
+import { spkiSha256 } from '../pki/x509.ts';
 import { generateToken, remainingMs, tokenInfo, tokenSecret, type TokenInfo } from './token.ts';
 import { tokenReaderRole } from '../../manifests/join-service.ts';
 import type { Cluster } from '../k8s/client.ts';

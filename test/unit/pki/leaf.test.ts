@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { certSpecs, kubeconfigClientSpecs, type LeafSpec } from '../../../lib/pki/certs.ts';
 import { PkiError } from '../../../lib/pki/errors.ts';
-import { parseCert } from '../../../lib/pki/forge.ts';
+import { parseCert } from '../../../lib/pki/x509.ts';
 import { reconcileLeaf, type CaMaterial, type LeafResult } from '../../../lib/pki/reconcile.ts';
 import { freshPki, openssl, removeDir, sampleConfig } from './fixtures.ts';
 

@@ -125,13 +125,3 @@ describe('reconcilePki under dry-run', () => {
     assert.deepEqual(await snapshot(dir), new Map());
   });
 });
-
-describe('reconcilePki bad input', () => {
-  it('refuses ECDSA-P256 before touching the host', async () => {
-    const dir = await tempDir();
-    cleanup.push(dir);
-    await assert.rejects(reconcilePki(sampleConfig({ certificatesDir: dir, encryptionAlgorithm: 'ECDSA-P256' }), new RealFiles()),
-      (e: unknown) => e instanceof PkiError && e.code === 'pki-unsupported-algorithm' && e.badInput);
-    assert.deepEqual(await snapshot(dir), new Map());
-  });
-});

@@ -1,17 +1,29 @@
-/** The node-forge wrapper and the key module, checked against the openssl CLI. */
+/** The X.509 wrapper and the key module, checked against the openssl CLI, for each key algorithm kubeadm offers. */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PkiError } from '../../../lib/pki/errors.ts';
-import { certMatchesKey, createCaCert, createSignedCert, isSignedBy, parseCert, spkiSha256 } from '../../../lib/pki/forge.ts';
-import { assertSupportedAlgorithm, generatePrivateKey, loadPrivateKey } from '../../../lib/pki/keys.ts';
+import { certMatchesKey, createCaCert, createSignedCert, isSignedBy, parseCert, spkiSha256 } from '../../../lib/pki/x509.ts';
+import { assertSupportedAlgorithm, describeKey, generatePrivateKey, loadPrivateKey } from '../../../lib/pki/keys.ts';
+import type { EncryptionAlgorithm } from '../../../lib/types.ts';
 import { openssl, removeDir, shell, tempDir } from './fixtures.ts';
 
 const isPkiError = (code: string, what?: string) => (e: unknown) =>
   e instanceof PkiError && e.code === code && (what === undefined || e.what.includes(what));
 
-describe('forge wrapper', () => {
+/** What openssl prints for each algorithm: key header, key text, signature algorithm, CA key usage. */
+const EXPECT: Record<string, { header: RegExp; keyText: RegExp; sig: RegExp; caUsage: RegExp; leafUsage: RegExp }> = {
+  'RSA-2048': { header: /^-----BEGIN RSA PRIVATE KEY-----\n/, keyText: /Private-Key: \(2048 bit/, sig: /Signature Algorithm: sha256WithRSAEncryption/,
+    caUsage: /Key Usage: critical\s+Digital Signature, Key Encipherment, Certificate Sign\n/, leafUsage: /Key Usage: critical\s+Digital Signature, Key Encipherment\n/ },
+  'ECDSA-P256': { header: /^-----BEGIN EC PRIVATE KEY-----\n/, keyText: /Private-Key: \(256 bit[\s\S]*NIST CURVE: P-256/, sig: /Signature Algorithm: ecdsa-with-SHA256/,
+    caUsage: /Key Usage: critical\s+Digital Signature, Certificate Sign\n/, leafUsage: /Key Usage: critical\s+Digital Signature\n/ },
+  'ECDSA-P384': { header: /^-----BEGIN EC PRIVATE KEY-----\n/, keyText: /Private-Key: \(384 bit[\s\S]*NIST CURVE: P-384/, sig: /Signature Algorithm: ecdsa-with-SHA384/,
+    caUsage: /Key Usage: critical\s+Digital Signature, Certificate Sign\n/, leafUsage: /Key Usage: critical\s+Digital Signature\n/ },
+};
+
+for (const alg of Object.keys(EXPECT) as EncryptionAlgorithm[]) describe(`x509 wrapper, ${alg}`, () => {
+  const want = EXPECT[alg]!;
   let dir: string;
   let caKeyPem: string;
   let otherKeyPem: string;
@@ -21,7 +33,7 @@ describe('forge wrapper', () => {
 
   before(async () => {
     dir = await tempDir();
-    [caKeyPem, otherKeyPem, leafKeyPem] = await Promise.all([generatePrivateKey('RSA-2048'), generatePrivateKey('RSA-2048'), generatePrivateKey('RSA-2048')]);
+    [caKeyPem, otherKeyPem, leafKeyPem] = await Promise.all([generatePrivateKey(alg), generatePrivateKey(alg), generatePrivateKey(alg)]);
     const caKey = loadPrivateKey(caKeyPem, 'ca.key');
     caPem = createCaCert({ commonName: 'kubernetes', validityDays: 3650 }, caKey, 'ca.crt');
     leafPem = createSignedCert(
@@ -37,9 +49,10 @@ describe('forge wrapper', () => {
   });
   after(() => removeDir(dir));
 
-  it('writes PKCS#1 RSA keys of the requested size', async () => {
-    assert.match(caKeyPem, /^-----BEGIN RSA PRIVATE KEY-----\n/);
-    assert.match(await openssl('pkey', '-in', join(dir, 'ca.key'), '-noout', '-text'), /Private-Key: \(2048 bit/);
+  it("writes keys in kubeadm's format (PKCS#1 RSA, SEC 1 EC) of the requested size", async () => {
+    assert.match(caKeyPem, want.header);
+    assert.match(await openssl('pkey', '-in', join(dir, 'ca.key'), '-noout', '-text'), want.keyText);
+    assert.equal(describeKey(loadPrivateKey(caKeyPem, 'ca.key')), alg);
   });
 
   it('parses what it issued: subject, SANs (IPv6 normalised), usages, CA flag, validity', () => {
@@ -64,10 +77,12 @@ describe('forge wrapper', () => {
     assert.match(text, /Basic Constraints: critical\s+CA:FALSE/);
     assert.match(text, /Extended Key Usage: \s*TLS Web Server Authentication, TLS Web Client Authentication/);
     assert.match(text, /Authority Key Identifier/);
-    assert.match(text, /Signature Algorithm: sha256WithRSAEncryption/);
+    assert.match(text, want.sig);
+    assert.match(text, want.leafUsage);
     const caText = await openssl('x509', '-in', join(dir, 'ca.crt'), '-noout', '-text');
     assert.match(caText, /Basic Constraints: critical\s+CA:TRUE/);
-    assert.match(caText, /Key Usage: critical\s+Digital Signature, Key Encipherment, Certificate Sign/);
+    assert.match(caText, want.caUsage);
+    assert.match(caText, want.sig);
   });
 
   it('computes the CA hash as kubeadm/openssl do (sha256 of the SubjectPublicKeyInfo)', async () => {
@@ -109,9 +124,37 @@ describe('forge wrapper', () => {
     assert.ok(!text.includes(bodyLine) && !text.includes('BEGIN'), text);
   });
 
-  it('refuses ECDSA-P256 with a typed error naming the algorithms that work', async () => {
-    assert.throws(() => assertSupportedAlgorithm('ECDSA-P256'), (e: unknown) =>
-      isPkiError('pki-unsupported-algorithm')(e) && (e as PkiError).badInput && /RSA-2048, RSA-3072, RSA-4096/.test((e as PkiError).fix));
-    await assert.rejects(generatePrivateKey('ECDSA-P256'), isPkiError('pki-unsupported-algorithm'));
+});
+
+describe('x509 wrapper, mixed and foreign keys', () => {
+  it("signs an ECDSA-P256 leaf under an RSA CA with the CA's algorithm (an RSA cluster after encryptionAlgorithm changed)", async () => {
+    const dir = await tempDir();
+    try {
+      const caKey = loadPrivateKey(await generatePrivateKey('RSA-2048'), 'ca.key');
+      const caPem = createCaCert({ commonName: 'kubernetes', validityDays: 10 }, caKey, 'ca.crt');
+      const leafKey = loadPrivateKey(await generatePrivateKey('ECDSA-P256'), 'leaf.key');
+      const leafPem = createSignedCert({ commonName: 'x', usages: ['clientAuth'], validityDays: 1 }, leafKey, { certPem: caPem, key: caKey }, 'leaf.crt');
+      await Promise.all([writeFile(join(dir, 'ca.crt'), caPem), writeFile(join(dir, 'leaf.crt'), leafPem)]);
+      assert.match(await openssl('verify', '-CAfile', join(dir, 'ca.crt'), join(dir, 'leaf.crt')), /OK/);
+      const text = await openssl('x509', '-in', join(dir, 'leaf.crt'), '-noout', '-text');
+      assert.match(text, /Signature Algorithm: sha256WithRSAEncryption[\s\S]*id-ecPublicKey/);
+      assert.match(text, /Key Usage: critical\s+Digital Signature\n/);
+      assert.equal(isSignedBy(leafPem, caPem), true);
+      assert.equal(certMatchesKey(leafPem, leafKey), true);
+    } finally {
+      await removeDir(dir);
+    }
+  });
+
+  it('refuses an algorithm kubeadm does not offer, naming the ones that work', async () => {
+    const bad = 'DSA' as EncryptionAlgorithm;
+    assert.throws(() => assertSupportedAlgorithm(bad), (e: unknown) =>
+      isPkiError('pki-unsupported-algorithm')(e) && (e as PkiError).badInput && /RSA-2048, RSA-3072, RSA-4096, ECDSA-P256, ECDSA-P384/.test((e as PkiError).fix));
+    await assert.rejects(generatePrivateKey(bad), isPkiError('pki-unsupported-algorithm'));
+  });
+
+  it('refuses an Ed25519 key for a certificate (a key is never replaced: the operator decides)', async () => {
+    const pem = await openssl('genpkey', '-algorithm', 'ed25519');
+    assert.throws(() => loadPrivateKey(pem, '/pki/apiserver.key'), (e: unknown) => isPkiError('pki-bad-key', '/pki/apiserver.key')(e) && /ed25519/.test((e as PkiError).why));
   });
 });
