@@ -15,6 +15,18 @@ import { causeLine, PkiError } from './errors.ts';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
+/**
+ * Parsed private keys by PEM text (a reconcile loads each CA key once per leaf) and SPKI bytes by
+ * key: parsing PEM costs more than signing with an ECDSA key. Bounded; process memory only.
+ */
+const parsedKeys = new Map<string, KeyObject>();
+const spkiOf = new WeakMap<KeyObject, Buffer>();
+function remember(pem: string, key: KeyObject): KeyObject {
+  if (parsedKeys.size >= 64) parsedKeys.delete(parsedKeys.keys().next().value!);
+  parsedKeys.set(pem, key);
+  return key;
+}
+
 /** kubeadm's `encryptionAlgorithm` values; kubeception generates and signs with each. */
 export const SUPPORTED_ALGORITHMS = ['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256', 'ECDSA-P384'] as const;
 export type SupportedAlgorithm = (typeof SUPPORTED_ALGORITHMS)[number];
@@ -50,11 +62,15 @@ export async function generatePrivateKey(algorithm: EncryptionAlgorithm): Promis
   if (algorithm.startsWith('ECDSA-')) {
     const namedCurve = algorithm === 'ECDSA-P256' ? 'prime256v1' : 'secp384r1';
     const { privateKey } = await generateKeyPairAsync('ec', { namedCurve });
-    return privateKey.export({ type: 'sec1', format: 'pem' }).toString();
+    const pem = privateKey.export({ type: 'sec1', format: 'pem' }).toString();
+    remember(pem, privateKey);
+    return pem;
   }
   const modulusLength = Number(algorithm.slice('RSA-'.length));
   const { privateKey } = await generateKeyPairAsync('rsa', { modulusLength, publicExponent: 0x10001 });
-  return privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  remember(pem, privateKey);
+  return pem;
 }
 
 /**
@@ -65,9 +81,9 @@ export async function generatePrivateKey(algorithm: EncryptionAlgorithm): Promis
  * @throws PkiError `pki-bad-key` if unreadable, encrypted, or (with `certKey`) of another type.
  */
 export function loadPrivateKey(pem: string, source: string, certKey = true): KeyObject {
-  let key: KeyObject;
+  let key = parsedKeys.get(pem);
   try {
-    key = createPrivateKey({ key: pem, format: 'pem' });
+    key ??= remember(pem, createPrivateKey({ key: pem, format: 'pem' }));
   } catch (err) {
     throw new PkiError('pki-bad-key', {
       what: source,
@@ -86,10 +102,14 @@ export function loadPrivateKey(pem: string, source: string, certKey = true): Key
   return key;
 }
 
-/** The DER SubjectPublicKeyInfo of a private or public key, for comparing keys with certificates. */
+/** The DER SubjectPublicKeyInfo of a private or public key, for comparing keys with certificates. Cached per key. */
 export function publicKeyDer(key: KeyObject): Buffer {
-  const pub = key.type === 'public' ? key : createPublicKey(key);
-  return pub.export({ type: 'spki', format: 'der' });
+  let der = spkiOf.get(key);
+  if (!der) {
+    der = (key.type === 'public' ? key : createPublicKey(key)).export({ type: 'spki', format: 'der' });
+    spkiOf.set(key, der);
+  }
+  return der;
 }
 
 /** The SPKI PEM (`-----BEGIN PUBLIC KEY-----`) of a private key: the content of kubeadm's `sa.pub`. */

@@ -1,6 +1,7 @@
 /**
- * X.509 certificates: the one wrapper around `@peculiar/asn1-x509` and `@peculiar/asn1-schema` (the
- * RFC 5280 ASN.1 schemas under `@peculiar/x509`; pure JavaScript, runs under Node and Deno). They
+ * X.509 certificates: the one wrapper around `@peculiar/asn1-x509`, `@peculiar/asn1-schema` and
+ * `asn1js` (the RFC 5280 ASN.1 schemas and encoder under `@peculiar/x509`; pure JavaScript, runs
+ * under Node and Deno). They
  * build and parse the certificate structure; the private-key operation and signature checks are
  * done by OpenSSL through `node:crypto` ({@link signTbs}, `X509Certificate`). Certificates cross this
  * module's boundary as PEM strings, keys as `KeyObject`s; no library type leaks out.
@@ -16,6 +17,7 @@
 import { createHash, randomBytes, type KeyObject } from 'node:crypto';
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import * as ax from '@peculiar/asn1-x509';
+import { fromBER } from 'asn1js';
 import { isIP, normalizeIP } from '../net/cidr.ts';
 import { causeLine, PkiError } from './errors.ts';
 import { opensslCerts, publicKeyDer, signatureOf, type SignatureAlgorithm } from './keys.ts';
@@ -125,12 +127,21 @@ function issue(t: CertTemplate, publicKey: KeyObject, issuer: Issuer | 'self', e
       extensions: new ax.Extensions(extensions(spki, issuer === 'self' ? own : issuer.keyId)),
     });
     const tbsDer = Buffer.from(AsnConvert.serialize(tbs));
-    const cert = new ax.Certificate({ tbsCertificate: tbs, signatureAlgorithm: signature, signatureValue: new Uint8Array(alg.sign(tbsDer)).buffer });
+    const signed = { tbsCertificate: preEncoded(tbsDer) as unknown as ax.TBSCertificate, signatureAlgorithm: signature, signatureValue: new Uint8Array(alg.sign(tbsDer)).buffer };
+    const cert = new ax.Certificate(signed);
     return toPem(Buffer.from(AsnConvert.serialize(cert)));
   } catch (err) {
     if (err instanceof PkiError) throw err;
     throw new PkiError('pki-sign', { what: source, why: `building the certificate failed (${causeLine(err)})`, fix: 'report this as a kubeception bug', cause: err });
   }
+}
+
+/**
+ * The signed TBSCertificate bytes as an asn1-schema convertible (`IAsnConvertible`), so the
+ * certificate carries exactly the bytes that were signed and the schema walk is not done twice.
+ */
+function preEncoded(der: Uint8Array) {
+  return { toASN: () => fromBER(der).result, fromASN: () => { throw new Error('write-only'); } };
 }
 
 function toPem(der: Buffer): string {
