@@ -11,21 +11,18 @@
  */
 import { parseArgs } from 'citty';
 import process from 'node:process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ExitCode, InputError, KubeceptionError, isBadInput } from './errors.ts';
-import { loadConfig } from './config/load.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile } from './tasks.ts';
-import { runTask } from './runner.ts';
-import { formatPlan, planTask } from './plan.ts';
-import { Redactor, jsonLines } from './events.ts';
-import { makeContext, type HostBackends, realBackends, dryRunBackends } from './runtime.ts';
+import { Redactor } from './events.ts';
+import { PACKAGE_DIR } from './package.ts';
+import type { HostBackends } from './runtime.ts';
 import type { RunOptions } from './context.ts';
-import { parseDuration } from './join/token.ts';
-import { serveJoinCommand, tokenCommand } from './commands.ts';
+
+// Start-up: only what `--help` and argument errors need is imported above; every command imports
+// its modules when it runs (`await import(…)` below), so `kubeception --help` does not load the
+// apiserver client, listr2 or D-Bus.
 
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
-export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+export { PACKAGE_DIR };
 
 const ARGS = {
   command: { type: 'positional', required: false },
@@ -113,14 +110,18 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       io.stdout(`${USAGE}\n`);
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
-    if (args.command === 'serve-join') return await serveJoinCommand(args, io);
+    if (args.command === 'serve-join') return await (await import('./commands.ts')).serveJoinCommand(args, io);
     if (args.command === 'token') {
+      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts')]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
     if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, token or serve-join)`);
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
     redactor.add(args.token as string | undefined);
+    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile }] = await Promise.all([
+      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'),
+    ]);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
     if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
     const options: RunOptions = {
@@ -144,17 +145,20 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const ids = new Set(task.steps.map((s) => s.spec.id));
     for (const id of [...sel.only, ...sel.skip]) if (!ids.has(id)) throw usageError(`--only/--skip: task ${task.name} has no step "${id}" (steps: ${[...ids].join(', ')})`);
     const dry = args.command === 'plan' || args['dry-run'] === true;
+    const { makeContext, realBackends, dryRunBackends } = await import('./runtime.ts');
     const hb = backends ?? (dry ? dryRunBackends() : realBackends());
     try {
       const ctxFor = (step: string, log: import('./context.ts').Logger, signal: AbortSignal) =>
         makeContext({ config, options, backends: hb, log, signal, packageDir: PACKAGE_DIR, step });
       if (dry) {
+        const { formatPlan, planTask } = await import('./plan.ts');
         const silent = { info() {}, warn() {} };
         const entries = await planTask(task, ctxFor('plan', silent, new AbortController().signal), sel);
         if (json) io.stdout(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries })}\n`);
         else io.stdout(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`, `node: ${config.nodeName} (${config.localAPIEndpoint.advertiseAddress})`]));
         return ExitCode.ok;
       }
+      const [{ runTask }, { jsonLines }] = await Promise.all([import('./runner.ts'), import('./events.ts')]);
       const result = await runTask(task, ctxFor, {
         ...sel,
         concurrent: args.concurrent === true,

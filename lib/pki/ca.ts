@@ -36,7 +36,7 @@ export async function reconcileCa(
   if (certPem === undefined) {
     const pem = keyPem ?? (await generatePrivateKey(config.encryptionAlgorithm));
     const key = loadPrivateKey(pem, spec.keyPath);
-    const cert = createCaCert({ commonName: spec.commonName, validityDays: spec.validityDays, now }, key, spec.certPath);
+    const cert = await createCaCert({ commonName: spec.commonName, validityDays: spec.validityDays, now }, key, spec.certPath);
     const reason = keyPem === undefined ? 'no certificate or key' : `no certificate; self-signed with the existing ${describeKey(key)} key`;
     return { certPem: cert, keyPem: pem, action: 'created', reason };
   }
@@ -47,7 +47,7 @@ export async function reconcileCa(
       fix: `restore ${spec.keyPath} from a backup; or, if nothing trusts this CA yet, move ${spec.certPath} aside to have a new CA created`,
     });
   }
-  const info = parseCert(certPem, spec.certPath);
+  const info = await parseCert(certPem, spec.certPath);
   if (!info.isCA) {
     throw new PkiError('pki-not-a-ca', {
       what: spec.certPath,

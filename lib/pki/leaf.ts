@@ -98,9 +98,9 @@ export async function reconcileLeaf(
   const caKey = loadCa(ca, spec.caName);
   const keyPem = existing.keyPem ?? (await generatePrivateKey(config.encryptionAlgorithm));
   const key = loadPrivateKey(keyPem, spec.keyPath ?? `${spec.name} key`);
-  const issue = (action: PkiAction, reason: string): LeafResult => {
+  const issue = async (action: PkiAction, reason: string): Promise<LeafResult> => {
     const template = { ...spec.altNames, commonName: spec.commonName, organizations: spec.organizations, usages: spec.usages, validityDays: spec.validityDays, now: o.now };
-    const certPem = createSignedCert(template, key, { certPem: ca.certPem, key: caKey }, spec.certPath ?? spec.name);
+    const certPem = await createSignedCert(template, key, { certPem: ca.certPem, key: caKey }, spec.certPath ?? spec.name);
     return { certPem, keyPem, action, reason };
   };
   if (existing.certPem === undefined)
@@ -108,7 +108,7 @@ export async function reconcileLeaf(
   if (existing.keyPem === undefined) return issue('reissued', 'key missing; issued for a new key');
   let info: CertInfo;
   try {
-    info = parseCert(existing.certPem, spec.certPath ?? spec.name);
+    info = await parseCert(existing.certPem, spec.certPath ?? spec.name);
   } catch (err) {
     if (err instanceof PkiError && err.code === 'pki-bad-cert') return issue('reissued', `certificate unreadable: ${err.why}`);
     throw err;

@@ -36,7 +36,7 @@ describe('reconcileLeaf', () => {
   it('creates the kubelet identity: CN system:node:<nodeName>, O system:nodes, client auth, signed by ca', async () => {
     assert.deepEqual([first.action, first.reason], ['created', 'no certificate or key']);
     assert.match(first.keyPem, /^-----BEGIN RSA PRIVATE KEY-----/);
-    const info = parseCert(first.certPem, 'kubelet');
+    const info = await parseCert(first.certPem, 'kubelet');
     assert.deepEqual([info.commonName, info.organizations, info.usages], ['system:node:cp-1', ['system:nodes'], ['clientAuth']]);
     assert.match(await verify(first.certPem, 'ca.crt'), /OK/);
   });

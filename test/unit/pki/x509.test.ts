@@ -35,8 +35,8 @@ for (const alg of Object.keys(EXPECT) as EncryptionAlgorithm[]) describe(`x509 w
     dir = await tempDir();
     [caKeyPem, otherKeyPem, leafKeyPem] = await Promise.all([generatePrivateKey(alg), generatePrivateKey(alg), generatePrivateKey(alg)]);
     const caKey = loadPrivateKey(caKeyPem, 'ca.key');
-    caPem = createCaCert({ commonName: 'kubernetes', validityDays: 3650 }, caKey, 'ca.crt');
-    leafPem = createSignedCert(
+    caPem = await createCaCert({ commonName: 'kubernetes', validityDays: 3650 }, caKey, 'ca.crt');
+    leafPem = await createSignedCert(
       {
         commonName: 'kube-apiserver', organizations: ['o1', 'o2'], usages: ['serverAuth', 'clientAuth'], validityDays: 365,
         dnsNames: ['kubernetes', 'Node-A.example'], ipAddresses: ['10.96.0.1', 'fd00:20:0::2'],
@@ -55,8 +55,8 @@ for (const alg of Object.keys(EXPECT) as EncryptionAlgorithm[]) describe(`x509 w
     assert.equal(describeKey(loadPrivateKey(caKeyPem, 'ca.key')), alg);
   });
 
-  it('parses what it issued: subject, SANs (IPv6 normalised), usages, CA flag, validity', () => {
-    const info = parseCert(leafPem, 'leaf.crt');
+  it('parses what it issued: subject, SANs (IPv6 normalised), usages, CA flag, validity', async () => {
+    const info = await parseCert(leafPem, 'leaf.crt');
     assert.equal(info.commonName, 'kube-apiserver');
     assert.deepEqual(info.organizations, ['o1', 'o2']);
     assert.equal(info.issuerCommonName, 'kubernetes');
@@ -64,7 +64,7 @@ for (const alg of Object.keys(EXPECT) as EncryptionAlgorithm[]) describe(`x509 w
     assert.deepEqual(info.ipAddresses, ['10.96.0.1', 'fd00:20::2']);
     assert.deepEqual(info.usages, ['clientAuth', 'serverAuth']);
     assert.equal(info.isCA, false);
-    assert.equal(parseCert(caPem, 'ca.crt').isCA, true);
+    assert.equal((await parseCert(caPem, 'ca.crt')).isCA, true);
     const days = (info.notAfter.getTime() - info.notBefore.getTime()) / 86_400_000;
     assert.ok(days > 365 && days < 365.01, `validity ${days} days`);
   });
@@ -92,9 +92,9 @@ for (const alg of Object.keys(EXPECT) as EncryptionAlgorithm[]) describe(`x509 w
     assert.equal(spkiSha256(caPem, 'ca.crt'), `sha256:${hex}`);
   });
 
-  it('checks signatures, not just issuer names', () => {
+  it('checks signatures, not just issuer names', async () => {
     const impostorKey = loadPrivateKey(otherKeyPem, 'other.key');
-    const impostor = createCaCert({ commonName: 'kubernetes', validityDays: 10 }, impostorKey, 'other.crt'); // same subject
+    const impostor = await createCaCert({ commonName: 'kubernetes', validityDays: 10 }, impostorKey, 'other.crt'); // same subject
     assert.equal(isSignedBy(leafPem, caPem), true);
     assert.equal(isSignedBy(leafPem, impostor), false);
     assert.equal(isSignedBy(caPem, leafPem), false);
@@ -105,9 +105,10 @@ for (const alg of Object.keys(EXPECT) as EncryptionAlgorithm[]) describe(`x509 w
     assert.equal(certMatchesKey(leafPem, loadPrivateKey(caKeyPem, 'ca.key')), false);
   });
 
-  it('wraps unreadable PEM in pki-bad-cert naming the file', () => {
-    assert.throws(() => parseCert('garbage', '/pki/x.crt'), isPkiError('pki-bad-cert', '/pki/x.crt'));
-    assert.throws(() => parseCert(caKeyPem, '/pki/ca.crt'), isPkiError('pki-bad-cert', '/pki/ca.crt'));
+  it('wraps unreadable PEM in pki-bad-cert naming the file', async () => {
+    await assert.rejects(parseCert('garbage', '/pki/x.crt'), isPkiError('pki-bad-cert', '/pki/x.crt'));
+    await assert.rejects(parseCert(caKeyPem, '/pki/ca.crt'), isPkiError('pki-bad-cert', '/pki/ca.crt'));
+    assert.throws(() => spkiSha256('garbage', '/pki/y.crt'), isPkiError('pki-bad-cert', '/pki/y.crt'));
   });
 
   it('refuses an encrypted key without echoing key material', async () => {
@@ -131,9 +132,9 @@ describe('x509 wrapper, mixed and foreign keys', () => {
     const dir = await tempDir();
     try {
       const caKey = loadPrivateKey(await generatePrivateKey('RSA-2048'), 'ca.key');
-      const caPem = createCaCert({ commonName: 'kubernetes', validityDays: 10 }, caKey, 'ca.crt');
+      const caPem = await createCaCert({ commonName: 'kubernetes', validityDays: 10 }, caKey, 'ca.crt');
       const leafKey = loadPrivateKey(await generatePrivateKey('ECDSA-P256'), 'leaf.key');
-      const leafPem = createSignedCert({ commonName: 'x', usages: ['clientAuth'], validityDays: 1 }, leafKey, { certPem: caPem, key: caKey }, 'leaf.crt');
+      const leafPem = await createSignedCert({ commonName: 'x', usages: ['clientAuth'], validityDays: 1 }, leafKey, { certPem: caPem, key: caKey }, 'leaf.crt');
       await Promise.all([writeFile(join(dir, 'ca.crt'), caPem), writeFile(join(dir, 'leaf.crt'), leafPem)]);
       assert.match(await openssl('verify', '-CAfile', join(dir, 'ca.crt'), join(dir, 'leaf.crt')), /OK/);
       const text = await openssl('x509', '-in', join(dir, 'leaf.crt'), '-noout', '-text');
