@@ -14,8 +14,8 @@ import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** True when this module runs from the compiled build (`<package>/dist/lib/package.js`). */
-export const COMPILED = here.endsWith(`${sep}dist${sep}lib`);
+/** True when this module runs from the compiled build (a `.js` file under `<package>/dist/<dir>/`). */
+export const COMPILED = import.meta.url.endsWith('.js');
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/, dist/). */
 export const PACKAGE_DIR = COMPILED ? join(here, '..', '..') : join(here, '..');
 
