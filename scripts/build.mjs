@@ -10,7 +10,6 @@
 import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCES = ['lib', 'tasks', 'distros', 'manifests', 'bin/kubeception.ts', 'kubeception.config.ts'];
@@ -29,6 +28,15 @@ const entryPoints = [
   ...files('distros', /overrides\.ts$/),
   'kubeception.config.ts',
 ].map((f) => join(root, f));
+
+let build;
+try {
+  ({ build } = await import('esbuild'));
+} catch {
+  // `npm ci --omit=dev` (no esbuild): no build; bin/kubeception.js runs the sources through tsx.
+  console.warn('kubeception build: esbuild is not installed (a production-only install); the CLI will run from the TypeScript sources');
+  process.exit(0);
+}
 
 const sourcesMtimeMs = Math.max(...SOURCES.map((p) => newestSource(join(root, p))));
 rmSync(join(root, 'dist'), { recursive: true, force: true });
@@ -49,4 +57,4 @@ await build({
   banner: { js: "import { createRequire as __kcCreateRequire } from 'node:module'; const require = __kcCreateRequire(import.meta.url);" },
   logLevel: 'warning',
 });
-writeFileSync(join(root, 'dist', 'build.json'), `${JSON.stringify({ sourcesMtimeMs, builtAt: new Date().toISOString() })}\n`);
+writeFileSync(join(root, 'dist', 'build.json'), `${JSON.stringify({ sourcesMtimeMs })}\n`);

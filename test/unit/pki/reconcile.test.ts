@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DryRunFiles, RealFiles, type HostFiles, type WriteOptions } from '../../../lib/host/files.ts';
 import { certSpecs, type FileLeafSpec } from '../../../lib/pki/certs.ts';
-import { PkiError } from '../../../lib/pki/errors.ts';
 import { reconcilePki } from '../../../lib/pki/reconcile.ts';
 import { copyOfFreshPki, freshPki, openssl, removeDir, sampleConfig, shell, snapshot, tempDir } from './fixtures.ts';
 
