@@ -24,9 +24,12 @@ let tsLoader: Promise<void> | undefined;
 /** Registers tsx's ESM hooks once (Node without a TypeScript loader only). */
 function ensureTsLoader(): Promise<void> {
   tsLoader ??= (async () => {
-    const api = 'tsx/esm/api'; // a variable: the compiled build must not load tsx eagerly
-    const { register } = (await import(api)) as { register: () => unknown };
-    register();
+    // Variables, so the build leaves them alone. Both hooks, as bin/kubeception.js registers them:
+    // a .ts file outside a `"type": "module"` package is loaded as CommonJS.
+    const [esm, cjs] = ['tsx/esm/api', 'tsx/cjs/api'];
+    const [e, c] = (await Promise.all([import(esm), import(cjs)])) as { register: () => unknown }[];
+    e!.register();
+    c!.register();
   })();
   return tsLoader;
 }
@@ -48,6 +51,12 @@ export function compiledTwin(file: string): string | undefined {
 export async function importModule(file: string): Promise<unknown> {
   const twin = compiledTwin(file);
   if (twin) return import(pathToFileURL(twin).href);
-  if (COMPILED && /\.(ts|mts|cts)$/.test(file) && !('Deno' in globalThis) && !(process.features as { typescript?: unknown }).typescript) await ensureTsLoader();
-  return import(pathToFileURL(file).href);
+  const viaTsx = COMPILED && /\.(ts|mts|cts)$/.test(file) && !('Deno' in globalThis) && !(process.features as { typescript?: unknown }).typescript;
+  if (!viaTsx) return import(pathToFileURL(file).href);
+  await ensureTsLoader();
+  const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  // A .ts file outside a `"type": "module"` package comes through tsx as CommonJS: its ES exports
+  // are one level down, under `default` (what the sources see when tsx loads them as well).
+  const inner = mod.default as { __esModule?: unknown } | undefined;
+  return inner && typeof inner === 'object' && inner.__esModule === true ? inner : mod;
 }
