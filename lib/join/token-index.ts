@@ -34,7 +34,8 @@ export function parseIndex(data: Record<string, string> | undefined): TokenIndex
     if (!ID_RE.test(id)) continue;
     try {
       const v = JSON.parse(text) as { expires?: unknown; forgetAfter?: unknown };
-      out.set(id, { expires: ms(v.expires), forgetAfter: ms(v.forgetAfter) });
+      const [expires, forgetAfter] = [ms(v.expires), ms(v.forgetAfter)];
+      out.set(id, { ...(expires !== undefined && { expires }), ...(forgetAfter !== undefined && { forgetAfter }) });
     } catch {
       /* dropped */
     }
