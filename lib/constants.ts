@@ -14,6 +14,8 @@ export const DEFAULT_KUBERNETES_VERSION = 'v1.34.4';
  */
 export const DEFAULT_ENCRYPTION_ALGORITHM = 'ECDSA-P256' as const;
 export const DEFAULT_IMAGE_REPOSITORY = 'registry.k8s.io';
+/** The signer of kubelet client certificates (TLS bootstrapping). @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers */
+export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 /** The kubeception image the join service runs: built locally (Containerfile, or test/bed/kubeception-image.sh). */
 export const DEFAULT_JOIN_IMAGE = 'localhost/kubeception:v0.1.0';
 
