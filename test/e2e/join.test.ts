@@ -219,9 +219,9 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     const t = c.stdout.trim();
     await sleep(11_000);
     await refused(replaceArg('--token', t), 2, [/join-token-expired/, /token create/]);
-    assert.ok(Date.now() - created < 20_000, 'answered within the grace');
+    assert.ok(Date.now() - created < 70_000, 'answered within the grace (the TTL, at least 1 min)');
     await until('token Secret deleted', async () => ((await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'secret', `bootstrap-token-${t.slice(0, 6)}`])).code === 1 ? true : undefined), 30);
-    await sleep(Math.max(0, created + 21_000 - Date.now()));
+    await sleep(Math.max(0, created + 72_000 - Date.now()));
     await refused(replaceArg('--token', t), 2, [/join-token-unknown/]);
   });
 
@@ -237,8 +237,8 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     assert.equal(ok.code, 0, `the apiserver verifies with the same CA: ${ok.stderr}`);
   });
 
-  timed('any address of the cluster works: w2 joins through a DNS alias of the control plane (text output)', async () => {
-    await w2.execOk(['sh', '-c', `echo "${cp.ip} cluster-alias.example" >> /etc/hosts`]);
+  timed("any address of the cluster works: w2 joins through a DNS alias naming another node (j7w1's NodePort), text output", async () => {
+    await w2.execOk(['sh', '-c', `echo "${w1.ip} cluster-alias.example" >> /etc/hosts`]);
     const r = await join(w2, replaceArg('--url', 'https://cluster-alias.example:30000'), 'text');
     assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(-2000)}`);
     await nodeReady('j7w2');
