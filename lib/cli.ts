@@ -22,7 +22,6 @@ import { Redactor, jsonLines, redactingLogger } from './events.ts';
 import { makeContext, type HostBackends, realBackends, dryRunBackends } from './runtime.ts';
 import type { RunOptions } from './context.ts';
 import { parseDuration } from './join/token.ts';
-import { approveCsrsCommand, serveJoinCommand, tokenCommand } from './commands.ts';
 import { caCertHashes, joinToken } from './join/flags.ts';
 
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
@@ -119,11 +118,13 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       io.stdout(`${USAGE}\n`);
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
-    if (args.command === 'serve-join') return await serveJoinCommand(args, io);
-    if (args.command === 'approve-csrs') return await approveCsrsCommand(io);
+    // The non-task commands (and the Kubernetes client they load) only when asked for.
+    const commands = () => import('./commands.ts');
+    if (args.command === 'serve-join') return await (await commands()).serveJoinCommand(args, io);
+    if (args.command === 'approve-csrs') return await (await commands()).approveCsrsCommand(io);
     if (args.command === 'token') {
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
-      return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
+      return await (await commands()).tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
     if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, token, serve-join or approve-csrs)`);
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);

@@ -6,7 +6,7 @@ import { HostStateError, TimeoutError } from '../errors.ts';
 import { probeHttps, type TlsClient } from '../net/probe.ts';
 import { pollUntil } from '../util/poll.ts';
 import { parseKubeconfig } from './kubeconfig.ts';
-import { Cluster } from './client.ts';
+import type { Cluster } from './client.ts';
 import { apiserverUrls, kubeconfigPaths } from './endpoints.ts';
 import type { Context } from '../context.ts';
 
@@ -32,7 +32,9 @@ export async function adminTls(ctx: Pick<Context, 'files' | 'config'>, which: Wh
 /** A client for `which` apiserver (admin credentials). */
 export async function cluster(ctx: Pick<Context, 'files' | 'config'>, which: Which): Promise<Cluster> {
   const { text, path } = await adminKubeconfig(ctx, which);
-  return new Cluster(text, path);
+  // Loaded on first use: @kubernetes/client-node costs ≈3 s of CPU to load, which `run join` never needs.
+  const { Cluster: ClusterClass } = await import('./client.ts');
+  return new ClusterClass(text, path);
 }
 
 /** One `/readyz` probe: undefined if ready, else why not. */
