@@ -11,21 +11,18 @@
  */
 import { parseArgs } from 'citty';
 import process from 'node:process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ExitCode, InputError, KubeceptionError, isBadInput } from './errors.ts';
-import { loadConfig } from './config/load.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile } from './tasks.ts';
-import { runTask } from './runner.ts';
-import { formatPlan, planTask } from './plan.ts';
 import { Redactor, jsonLines, redactingLogger } from './events.ts';
-import { makeContext, type HostBackends, realBackends, dryRunBackends } from './runtime.ts';
+import { PACKAGE_DIR } from './package.ts';
+import type { HostBackends } from './runtime.ts';
 import type { RunOptions } from './context.ts';
-import { parseDuration } from './join/token.ts';
-import { caCertHashes, joinToken } from './join/flags.ts';
+
+// Start-up: only what `--help` and argument errors need is imported above; every command imports
+// its modules when it runs (`await import(…)` below), so `kubeception --help` does not load the
+// apiserver client, listr2 or D-Bus.
 
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
-export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+export { PACKAGE_DIR };
 
 const ARGS = {
   command: { type: 'positional', required: false },
@@ -118,16 +115,18 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       io.stdout(`${USAGE}\n`);
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
-    // The non-task commands (and the Kubernetes client they load) only when asked for.
-    const commands = () => import('./commands.ts');
-    if (args.command === 'serve-join') return await (await commands()).serveJoinCommand(args, io);
-    if (args.command === 'approve-csrs') return await (await commands()).approveCsrsCommand(io);
+    if (args.command === 'serve-join') return await (await import('./commands.ts')).serveJoinCommand(args, io);
+    if (args.command === 'approve-csrs') return await (await import('./commands.ts')).approveCsrsCommand(io);
     if (args.command === 'token') {
+      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts')]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
-      return await (await commands()).tokenCommand(args.task as string | undefined, args, config, io, redactor);
+      return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
     if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, token, serve-join or approve-csrs)`);
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
+    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile }, { caCertHashes, joinToken }] = await Promise.all([
+      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'), import('./join/flags.ts'),
+    ]);
     const token = await joinToken(args, process.env);
     redactor.add(token);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
@@ -153,17 +152,20 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const ids = new Set(task.steps.map((s) => s.spec.id));
     for (const id of [...sel.only, ...sel.skip]) if (!ids.has(id)) throw usageError(`--only/--skip: task ${task.name} has no step "${id}" (steps: ${[...ids].join(', ')})`);
     const dry = args.command === 'plan' || args['dry-run'] === true;
+    const { makeContext, realBackends, dryRunBackends } = await import('./runtime.ts');
     const hb = backends ?? (dry ? dryRunBackends() : realBackends());
     try {
       const ctxFor = (step: string, log: import('./context.ts').Logger, signal: AbortSignal) =>
         makeContext({ config, options, backends: hb, log: redactingLogger(log, redactor), signal, packageDir: PACKAGE_DIR, step });
       if (dry) {
+        const { formatPlan, planTask } = await import('./plan.ts');
         const silent = { info() {}, warn() {} };
         const entries = await planTask(task, ctxFor('plan', silent, new AbortController().signal), sel);
         if (json) io.stdout(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries })}\n`);
         else io.stdout(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`, `node: ${config.nodeName} (${config.localAPIEndpoint.advertiseAddress})`]));
         return ExitCode.ok;
       }
+      const { runTask } = await import('./runner.ts');
       const result = await runTask(task, ctxFor, {
         ...sel,
         concurrent: args.concurrent === true,

@@ -32,9 +32,9 @@ export async function adminTls(ctx: Pick<Context, 'files' | 'config'>, which: Wh
 /** A client for `which` apiserver (admin credentials). */
 export async function cluster(ctx: Pick<Context, 'files' | 'config'>, which: Which): Promise<Cluster> {
   const { text, path } = await adminKubeconfig(ctx, which);
-  // Loaded on first use: @kubernetes/client-node costs ≈3 s of CPU to load, which `run join` never needs.
-  const { Cluster: ClusterClass } = await import('./client.ts');
-  return new ClusterClass(text, path);
+  // Imported here, not at the top: @kubernetes/client-node is large and `plan` never needs it.
+  const { Cluster } = await import('./client.ts');
+  return new Cluster(text, path);
 }
 
 /** One `/readyz` probe: undefined if ready, else why not. */
