@@ -42,6 +42,7 @@ const ARGS = {
   token: { type: 'string' },
   'ca-cert-hash': { type: 'string' },
   'discovery-timeout': { type: 'string' },
+  'wait-for-network': { type: 'boolean' },
   ttl: { type: 'string' },
   description: { type: 'string' },
   'print-join-command': { type: 'boolean' },
@@ -54,7 +55,7 @@ const ARGS = {
 const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
                          [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
-  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--discovery-timeout 60s]
+  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--discovery-timeout 60s] [--wait-for-network]
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
   kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
   kubeception token list
@@ -129,6 +130,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       token: args.token as string | undefined,
       caCertHash: args['ca-cert-hash'] as string | undefined,
       discoveryTimeoutMs: discoveryTimeout,
+      waitForNetwork: args['wait-for-network'] === true,
       addSecret: (v) => redactor.add(v),
     };
     if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');

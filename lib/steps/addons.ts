@@ -16,6 +16,7 @@ import { coreDNSObjects, COREDNS_REPLICAS } from '../../manifests/addons/coredns
 import { flannelObjects } from '../../manifests/addons/flannel.ts';
 import { MANAGED_BY, NAMESPACE } from '../../manifests/common.ts';
 import { cluster } from '../k8s/apiserver.ts';
+import { networkConditions } from './join-network.ts';
 import type { Cluster, KubernetesObject, V1Deployment, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
@@ -97,9 +98,8 @@ export async function applyCoreDNS(ctx: Context): Promise<StepOutcome> {
  * loaded) and no `NetworkUnavailable=True` condition is set (flannel sets it False when its routes are up).
  */
 export async function podNetworkReady(ctx: Context): Promise<boolean> {
-  const node = await (await cluster(ctx, 'final')).read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } });
-  const cond = (type: string) => node?.status?.conditions?.find((c) => c.type === type)?.status;
-  return cond('Ready') === 'True' && cond('NetworkUnavailable') !== 'True';
+  const c = networkConditions(await (await cluster(ctx, 'final')).read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }));
+  return c.ready === 'True' && c.networkUnavailable !== 'True';
 }
 
 /**
