@@ -35,7 +35,7 @@ try {
   const [a, b] = await Promise.all([bootHost({ name: 'bench-kc', kubelet: true }), bootHost({ name: 'bench-adm', kubelet: true })]);
   hosts.push(a!, b!);
   await importKubeceptionImage(a!);
-  await writeConfig(a!, { distro: 'debian' });
+  await writeConfig(a!, { distro: 'debian', networking: { plugin: 'none' } });
   const cold = await kubeception(a!, 'cold');
   const noop = await kubeception(a!, 'no-op re-run');
   const adm = await kubeadm(b!);

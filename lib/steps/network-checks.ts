@@ -8,8 +8,6 @@
  *   CoreDNS's `loop` plugin stops it, so the pods crash-loop).
  * - `CNIConfigOrder`: the runtime uses the first CNI config in `/etc/cni/net.d` in name order; one that
  *   sorts before flannel's `10-flannel.conflist` would be used instead of flannel.
- * - `FileContent--proc-sys-net-ipv4-ip_forward` (kubeadm's id): pods on other nodes are reached by
- *   forwarding, which must be on.
  * @see kubernetes/cmd/kubeadm/app/preflight/checks.go
  */
 import { cidrContains, ipFamily, parseCidr, type Cidr } from '../net/cidr.ts';
@@ -70,15 +68,5 @@ const cniConfigOrder: Check = {
   },
 };
 
-const ipForward: Check = {
-  id: 'FileContent--proc-sys-net-ipv4-ip_forward',
-  async run(ctx) {
-    if (ctx.config.podNetwork.plugin !== 'flannel' || ipFamily(ctx.config.localAPIEndpoint.advertiseAddress) !== 4) return undefined;
-    const v = (await ctx.files.read('/proc/sys/net/ipv4/ip_forward'))?.trim();
-    if (v === undefined || v === '1') return undefined;
-    return { message: `/proc/sys/net/ipv4/ip_forward is ${v}: this node would not forward pod traffic`, fix: 'set net.ipv4.ip_forward = 1 in /etc/sysctl.d/ and run `sysctl --system`' };
-  },
-};
-
 /** The DNS and pod-network checks of a control-plane node. */
-export const networkChecks: Check[] = [resolvConf, cniConfigOrder, ipForward];
+export const networkChecks: Check[] = [resolvConf, cniConfigOrder];

@@ -31,7 +31,7 @@ describe('join on the bed', { timeout: 1_800_000 }, () => {
   before(async () => {
     [cp, w1, w2] = await Promise.all([bootHost({ name: 'jcp', kubelet: true }), bootHost({ name: 'jw1', kubelet: true }), bootHost({ name: 'jw2', kubelet: true })]);
     await importKubeceptionImage(cp);
-    for (const h of [cp, w1, w2]) await writeConfig(h, { distro: 'debian' });
+    for (const h of [cp, w1, w2]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
     const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
     const line = r.stdout.split('\n').find((l) => l.includes('kubeception run join'));

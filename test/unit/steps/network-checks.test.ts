@@ -27,9 +27,9 @@ async function failures(files: Record<string, string>, over: Partial<ResolvedCon
   return out;
 }
 
-const good = { '/etc/resolv.conf': 'search example.com\nnameserver 10.255.255.53\n', '/proc/sys/net/ipv4/ip_forward': '1\n' };
+const good = { '/etc/resolv.conf': 'search example.com\nnameserver 10.255.255.53\n' };
 
-test('a host with upstream resolvers, forwarding on and no other CNI config passes', async () => {
+test('a host with upstream resolvers and no other CNI config passes', async () => {
   assert.deepEqual(await failures(good), {});
   assert.deepEqual(await failures({ ...good, '/etc/cni/net.d/10-flannel.conflist': '{}', '/etc/cni/net.d/99-loopback.conf': '{}' }), {});
 });
@@ -40,7 +40,7 @@ test('ResolvConf: a loopback stub is a forwarding loop; the fix names systemd-re
   assert.match(f.ResolvConf!.fix, /kubelet\.extraConfig\.resolvConf to '\/run\/systemd\/resolve\/resolv\.conf'/);
   assert.match((await failures({ ...good, '/etc/resolv.conf': 'nameserver ::1\n' })).ResolvConf!.message, /::1/);
   assert.match((await failures({ ...good, '/etc/resolv.conf': '# empty\n' })).ResolvConf!.message, /no nameserver/);
-  assert.match((await failures({ '/proc/sys/net/ipv4/ip_forward': '1' })).ResolvConf!.message, /does not exist/);
+  assert.match((await failures({})).ResolvConf!.message, /does not exist/);
 });
 
 test('ResolvConf reads the kubelet\'s resolvConf, and is off with dns.disabled', async () => {
@@ -57,11 +57,6 @@ test('CNIConfigOrder: a config sorting before 10-flannel.conflist is named, unle
   assert.match(f.CNIConfigOrder!.fix, /networking\.plugin: 'none'/);
   const none = { ...sampleConfig().podNetwork, plugin: 'none' as const };
   assert.deepEqual(await failures(files, { podNetwork: none }), {});
-});
-
-test('ip_forward off fails with kubeadm\'s id', async () => {
-  const f = await failures({ ...good, '/proc/sys/net/ipv4/ip_forward': '0\n' });
-  assert.match(f['FileContent--proc-sys-net-ipv4-ip_forward']!.message, /is 0/);
 });
 
 test('nameservers() parses resolv.conf lines', () => {
