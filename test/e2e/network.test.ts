@@ -88,7 +88,7 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
     for (const client of ['client-w1', 'client-cp']) {
       for (const url of ['http://web.default.svc.cluster.local/', 'http://web/', `http://${clusterIP}/`]) {
         const r = await waitFor(`${client} → ${url}`, 30_000, async () => {
-          const x = await inPod(cp, client, `wget -q -T 3 -O- ${url}`);
+          const x = await inPod(cp, client, `timeout 5 wget -q -O- ${url}`);
           return x.code === 0 ? x : undefined;
         });
         assert.equal(r.out.trim(), 'ok', `${client} ${url}`);
@@ -106,7 +106,7 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
     const nodeOf = { 'client-w1': 'd8w1', 'client-cp': 'd8cp', web: 'd8w2' } as Record<string, string>;
     for (const [name, ip] of Object.entries(ips)) assert.ok(inside(podCIDR[nodeOf[name]!]!, ip), `${name} ${ip} in ${podCIDR[nodeOf[name]!]}`);
     for (const client of ['client-w1', 'client-cp']) {
-      const r = await inPod(cp, client, `wget -q -T 3 -O- http://${ips.web}:8080/ && ping -c 1 -W 3 ${ips['client-w1']}`);
+      const r = await inPod(cp, client, `timeout 5 wget -q -O- http://${ips.web}:8080/ && ping -c 1 -W 3 ${ips['client-w1']}`);
       assert.equal(r.code, 0, `${client}: ${r.out}`);
     }
   });
