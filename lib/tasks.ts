@@ -7,10 +7,10 @@
  */
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { TaskDefinitionError } from './errors.ts';
 import { applyEdits } from './graph.ts';
 import { loadErrorText } from './config/load.ts';
+import { importModule } from './package.ts';
 import type { Overrides, Step, Task } from './dsl.ts';
 import type { Context } from './context.ts';
 
@@ -38,7 +38,7 @@ function isTask(v: unknown): v is Task<Context> {
 export async function loadTaskFile(file: string): Promise<Task<Context>> {
   let mod: { default?: unknown };
   try {
-    mod = await import(pathToFileURL(file).href);
+    mod = (await importModule(file)) as { default?: unknown };
   } catch (err) {
     throw new TaskDefinitionError('task-invalid', { what: file, why: `cannot load it: ${loadErrorText(err)}`, fix: 'fix the error in the task file', cause: err });
   }
@@ -55,7 +55,7 @@ export async function loadTaskFile(file: string): Promise<Task<Context>> {
 export async function applyDistroOverrides(t: Task<Context>, distro: string, packageDir: string): Promise<Task<Context>> {
   const file = join(packageDir, 'distros', distro, 'overrides.ts');
   if (!(await exists(file))) return t;
-  const mod = (await import(pathToFileURL(file).href)) as { default?: Record<string, Overrides<Context, string>> };
+  const mod = (await importModule(file)) as { default?: Record<string, Overrides<Context, string>> };
   const o = mod.default?.[t.name];
   if (!o) return t;
   if (!Array.isArray((o as Overrides<Context, string>).edits))
