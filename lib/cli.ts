@@ -40,6 +40,7 @@ const ARGS = {
   'token-file': { type: 'string' },
   'ca-cert-hash': { type: 'string' },
   'discovery-timeout': { type: 'string' },
+  'wait-for-network': { type: 'boolean' },
   ttl: { type: 'string' },
   description: { type: 'string' },
   'print-join-command': { type: 'boolean' },
@@ -53,6 +54,7 @@ const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
                          [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
   kubeception run join --url URL --token T --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
+                       [--wait-for-network]
       (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN)
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
   kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
@@ -137,6 +139,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       token,
       caCertHash: caCertHashes(argv),
       discoveryTimeoutMs: discoveryTimeout,
+      waitForNetwork: args['wait-for-network'] === true,
       addSecret: (v) => redactor.add(v),
     };
     if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');

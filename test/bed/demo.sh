@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: on a fresh machine (as root), set up the bed, boot a fresh bed host
-# with systemd, containerd, etcd and a kubelet, run `npx kubeception run bootstrap` inside it as an
-# operator would, and end with `kubectl get nodes`. The host stays up for you to explore:
+# with systemd, containerd, etcd and a kubelet (and no CNI config), run `npx kubeception run bootstrap`
+# inside it as an operator would (flannel and CoreDNS included), and end with `kubectl get nodes` and the
+# pods. The host stays up for you to explore:
 #   npx tsx test/bed/host.ts exec demo -- kubectl --kubeconfig /etc/kubernetes/admin.conf get pods -A
 #   npx tsx test/bed/host.ts down demo        # remove it (and everything it left)
 set -euo pipefail
@@ -10,8 +11,9 @@ repo=$PWD
 bash test/bed/setup.sh
 host() { npx tsx test/bed/host.ts "$@"; }
 host down demo >/dev/null 2>&1 || true
-host up demo --kubelet --kubeception-image
-host exec demo -- sh -c 'mkdir -p /root/site && echo "export default { distro: \"debian\" };" > /root/site/kubeception.config.ts'
+host up demo --kubelet --cni none --kubeception-image
+# The bed's flannel CNI plugin image is not the upstream one (see test/bed/README.md): name it.
+host exec demo -- sh -c 'mkdir -p /root/site && echo "export default { distro: \"debian\", networking: { flannel: { cniPluginImage: \"localhost/flannel-cni-plugin:v0.9.1\" } } };" > /root/site/kubeception.config.ts'
 printf '\n=== npx kubeception run bootstrap (inside bed host "demo")\n'
 host exec demo --cwd "$repo" -- sh -c "cd /root/site && npx --prefix '$repo' kubeception run bootstrap"
 printf '\n=== kubectl get nodes\n'
@@ -20,3 +22,6 @@ for i in $(seq 60); do
   sleep 2
 done
 host exec demo -- kubectl --kubeconfig /etc/kubernetes/admin.conf get nodes -o wide
+printf '\n=== kubectl get pods -A (CoreDNS becomes Ready once flannel is up)\n'
+host exec demo -- kubectl --kubeconfig /etc/kubernetes/admin.conf wait -n kube-system --for=condition=Available deployment/coredns --timeout=180s || true
+host exec demo -- kubectl --kubeconfig /etc/kubernetes/admin.conf get pods -A -o wide
