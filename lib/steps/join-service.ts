@@ -14,7 +14,7 @@ import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { cluster } from '../k8s/apiserver.ts';
 import { BOOTSTRAP_DESCRIPTION, remainingMs, tokenFromSecret } from '../join/token.ts';
 import type { KubernetesObject } from '../k8s/client.ts';
-import { caCertHash, createToken, deleteStaleTokens, joinCommand, listTokens } from '../join/tokens-api.ts';
+import { caCertHash, createToken, deleteStaleTokens, joinCommand, joinUrl, listTokens } from '../join/tokens-api.ts';
 import { bootstrapTokenRbac } from '../../manifests/bootstrap-token-rbac.ts';
 import { joinServiceObjects } from '../../manifests/join-service.ts';
 import type { Context } from '../context.ts';
@@ -43,7 +43,9 @@ export async function ensureBootstrapToken(ctx: Context): Promise<StepOutcome> {
     created = true;
   }
   ctx.options.addSecret(token);
-  ctx.state.joinCommand = joinCommand(ctx.config, token, await caCertHash(ctx.config, ctx.files));
+  const hash = await caCertHash(ctx.config, ctx.files);
+  ctx.state.joinCommand = joinCommand(ctx.config, token, hash);
+  ctx.state.joinInfo = { url: joinUrl(ctx.config), caCertHash: hash, tokenId: token.split('.')[0]!, tokenCreated: created };
   return { changed: created || rbac.length > 0 || removed.length > 0, detail: created ? `token ${token.slice(0, 6)} created (24h)` : `token ${usable!.id} still valid` };
 }
 
