@@ -7,6 +7,5 @@ import { register as registerCjs } from 'tsx/cjs/api';
 
 registerEsm();
 registerCjs();
-await import('./self-resolve.mjs');
 const { main } = await import('../lib/cli.ts');
 process.exitCode = await main(process.argv.slice(2));

@@ -27,6 +27,7 @@ import { USAGE, unknownCommand, unknownFlag, unknownStep, usageError, versionTex
 import { initCommand } from './commands/init.ts';
 import { guardStdout } from './stdio.ts';
 import { printRunEnd, recordingSink } from './run-output.ts';
+import { resolveKubeceptionToSelf } from './self-resolve.ts';
 
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
 export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -100,6 +101,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     } else io.stderr(redactor.redact(`internal error: ${(err as Error)?.stack ?? err}\n`));
   };
   try {
+    resolveKubeceptionToSelf(); // site task and config files import from kubeception
     const args = parse(argv);
     if (args.version) {
       io.stdout(`${versionText(PACKAGE_DIR)}\n`);

@@ -6,7 +6,8 @@ import { distance } from 'fastest-levenshtein';
 
 /**
  * The known name closest to `input`, if it is close enough to be a likely typo: an edit distance of at
- * most a third of the longer name (at least 1, at most 3), or one name a case-insensitive prefix of
+ * most a third of the longer name (at least 2 — a swapped pair of letters — at most 3, and less
+ * than the shorter name's length), or one name a case-insensitive prefix of
  * the other. Ties go to the first in `known`.
  * @returns the suggestion, or undefined.
  */
@@ -16,9 +17,9 @@ export function closestName(input: string, known: Iterable<string>): string | un
   for (const name of known) {
     if (name === input) continue;
     const d = distance(lower, name.toLowerCase());
-    const limit = Math.min(3, Math.max(1, Math.floor(Math.max(input.length, name.length) / 3)));
+    const limit = Math.min(3, Math.max(2, Math.floor(Math.max(input.length, name.length) / 3)));
     const prefix = lower.length >= 3 && name.toLowerCase().startsWith(lower);
-    if ((d <= limit || prefix) && (!best || d < best.d)) best = { name, d };
+    if (((d <= limit && d < Math.min(lower.length, name.length)) || prefix) && (!best || d < best.d)) best = { name, d };
   }
   return best?.name;
 }
