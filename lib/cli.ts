@@ -13,7 +13,7 @@ import { parseArgs } from 'citty';
 import process from 'node:process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ExitCode, InputError, KubeceptionError, isBadInput } from './errors.ts';
+import { ExitCode, KubeceptionError, isBadInput } from './errors.ts';
 import { loadConfig } from './config/load.ts';
 import { applyDistroOverrides, findTaskFile, loadTaskFile } from './tasks.ts';
 import { runTask } from './runner.ts';
