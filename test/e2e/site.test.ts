@@ -19,7 +19,7 @@ import { installTarball, lockFor, packRepo } from '../helpers/pack.ts';
 const SITE = '/root/site';
 const MARKER = '/etc/kubernetes/site-marker';
 const ADMIN = '/etc/kubernetes/admin.conf';
-const MARKER_STEP = `  step('site-marker').needs('mark-control-plane').title('site-marker: this site's own step').run(async (ctx) => ({ changed: await ctx.files.write('${MARKER}', \`\${ctx.config.nodeName}\\n\`, { mode: 0o644 }) })),\n`;
+const MARKER_STEP = `  step('site-marker').needs('mark-control-plane').title('site-marker: a step of this site').run(async (ctx) => ({ changed: await ctx.files.write('${MARKER}', \`\${ctx.config.nodeName}\\n\`, { mode: 0o644 }) })),\n`;
 
 /** The shipped task file with the marker step inserted right after mark-control-plane. */
 function withMarker(shipped: string): string {
