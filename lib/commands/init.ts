@@ -5,7 +5,8 @@
  * that depends on kubeception. Then `npm install` and `npx kubeception plan bootstrap` in DIR.
  *
  * Host effects: creates DIR (and DIR/tasks) and those four files (0644). Never overwrites: if any of
- * them exists, nothing is written.
+ * them exists, nothing is written — except that a package.json already depending on kubeception (made
+ * by `npm install /path/to/kubeception-<version>.tgz` in DIR) is kept as it is.
  * @throws InputError `init-exists` (exit 2) naming the files that already exist.
  */
 import { promises as fs } from 'node:fs';
@@ -41,20 +42,32 @@ function dependencySpec(spec: string | undefined, cwd: string, version: string):
   return /\.(tgz|tar\.gz)$/.test(spec) && !spec.startsWith('file:') ? `file:${resolve(cwd, spec)}` : spec;
 }
 
+function dependsOnKubeception(text: string): boolean {
+  try {
+    return typeof (JSON.parse(text) as { dependencies?: Record<string, unknown> }).dependencies?.kubeception === 'string';
+  } catch {
+    return false;
+  }
+}
+
 /** Runs `init`. @returns the exit code. */
 export async function initCommand(o: InitOptions): Promise<number> {
   const dir = resolve(o.cwd, o.dir ?? '.');
   const { version } = JSON.parse(await fs.readFile(join(o.packageDir, 'package.json'), 'utf8')) as { version: string };
   const name = basename(dir).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+/, '') || 'kubeception-site';
   const files = await siteFiles(o.packageDir, name, dependencySpec(o.kubeception, o.cwd, version));
+  // A package.json that already depends on kubeception (`npm install kubeception-0.1.0.tgz` first) is kept.
+  const pkgText = await fs.readFile(join(dir, 'package.json'), 'utf8').catch(() => undefined);
+  if (pkgText !== undefined && dependsOnKubeception(pkgText)) delete files['package.json'];
   const existing = [];
   for (const f of Object.keys(files)) if (await fs.lstat(join(dir, f)).then(() => true, () => false)) existing.push(join(dir, f));
   if (existing.length)
     throw new InputError('init-exists', { what: existing.join(', '), why: 'init never overwrites a site file', fix: 'run init in an empty directory, or move these files aside' });
   await fs.mkdir(join(dir, 'tasks'), { recursive: true });
   for (const [f, text] of Object.entries(files)) await fs.writeFile(join(dir, f), text, { mode: 0o644, flag: 'wx' });
-  o.stdout(
-    `wrote ${Object.keys(files).map((f) => join(dir, f)).join(', ')}\n\nNext:\n  cd ${dir}\n  npm install${o.kubeception ? '' : `      (kubeception ${version} is not on a registry: pass \`--kubeception /path/to/kubeception-${version}.tgz\` to init, or run \`npm install /path/to/kubeception-${version}.tgz\`)`}\n  npx kubeception plan bootstrap\n\nEdit kubeception.config.ts and tasks/*.ts; the CLI prefers ./tasks/<task>.ts over the package's own.\n`,
-  );
+  const installed = !('package.json' in files);
+  const hint = installed || o.kubeception ? '' : `   (kubeception ${version} is on no registry: use \`npm install /path/to/kubeception-${version}.tgz\`, or init --kubeception TARBALL)`;
+  const next = [`  cd ${dir}`, ...(installed ? [] : [`  npm install${hint}`]), '  npx kubeception plan bootstrap'];
+  o.stdout(`wrote ${Object.keys(files).map((f) => join(dir, f)).join(', ')}\n\nNext:\n${next.join('\n')}\n\nEdit kubeception.config.ts and tasks/*.ts; the CLI prefers ./tasks/<task>.ts over the package's own.\n`);
   return ExitCode.ok;
 }

@@ -39,3 +39,14 @@ test('init without --kubeception depends on this version; it never overwrites (e
   const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
   assert.equal(JSON.parse(readFileSync(join(fresh, 'package.json'), 'utf8')).dependencies.kubeception, version);
 });
+
+test('init in a directory where the tarball is already installed keeps its package.json', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kc-init-'));
+  const pkg = '{ "dependencies": { "kubeception": "file:kubeception-0.1.0.tgz" } }\n';
+  writeFileSync(join(dir, 'package.json'), pkg);
+  const r = await cli(['init'], dir);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(readFileSync(join(dir, 'package.json'), 'utf8'), pkg);
+  assert.doesNotMatch(r.stdout, /npm install/);
+  assert.ok(statSync(join(dir, 'tasks', 'join.ts')).isFile());
+});
