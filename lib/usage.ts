@@ -8,17 +8,20 @@ import { InputError } from './errors.ts';
 import { didYouMean } from './util/suggest.ts';
 
 /** The CLI's commands. */
-export const COMMANDS = ['run', 'plan', 'init', 'token', 'serve-join'] as const;
+export const COMMANDS = ['run', 'plan', 'init', 'token', 'serve-join', 'approve-csrs'] as const;
 
 export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
                          [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
-  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--discovery-timeout 60s]
+  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
+      (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN)
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
-  kubeception init [DIR] [--kubeception SPEC]   write an editable site directory (config, tasks/, package.json)
+  kubeception init [DIR] [--kubeception VERSION|TARBALL]   an editable site: config, tasks/, package.json
   kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
-  kubeception token list
-  kubeception serve-join --listen HOST:PORT --tls-dir DIR --apiserver URL   (inside the cluster)
+  kubeception token list [--output json]
+  kubeception token delete ID
+  kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
+  kubeception approve-csrs                                                   (inside the cluster)
   kubeception --version | --help
 IDS is a comma-separated list of step ids (or preflight check ids).`;
 
