@@ -24,7 +24,9 @@ before(async () => {
   const leaf = await makeLeaf(await makeCa('other'), 'apiserver');
   server = createServer({ cert: leaf.certPem, key: leaf.keyPem }, (req, res) => {
     requests.push(`${req.method} ${req.url}`);
-    res.writeHead(403, { 'content-type': 'application/json' }).end('{"kind":"Status","reason":"Forbidden"}');
+    const answer = () => res.writeHead(403, { 'content-type': 'application/json' }).end('{"kind":"Status","reason":"Forbidden"}');
+    if (req.url?.includes('token-id=slowww')) setTimeout(answer, 3_200);
+    else answer();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as AddressInfo).port;
@@ -41,6 +43,16 @@ test('an HTTP 403 from something that is not the join service fails at once, nam
     return true;
   });
   assert.deepEqual(requests, ['GET /cluster-info?token-id=abcdef']);
+});
+
+test('an answer that takes over 3 s is still read and reported for what it is, not as "did not answer"', async () => {
+  requests.length = 0;
+  await assert.rejects(discover(`https://127.0.0.1:${port}`, 'slowww.0123456789abcdef', [`sha256:${'a'.repeat(64)}`], 60_000), (e: any) => {
+    assert.equal(e.code, 'join-not-join-service');
+    assert.match(e.why, /HTTP 403/);
+    return true;
+  });
+  assert.equal(requests.length, 1);
 });
 
 test('malformed join flags: preflight refuses them without suggesting --ignore-preflight-errors, even with "all"', async () => {
