@@ -1,7 +1,15 @@
-// ESM resolve hook (registered by lib/self-resolve.ts through module.register): `kubeception` and
-// `kubeception/*` resolve as if imported from inside this package, i.e. to the running kubeception.
-const SELF = /^kubeception(\/.*)?$/;
+// ESM resolve hook, registered by lib/self-resolve.ts through module.register with `data.map`:
+// `kubeception` and `kubeception/<subpath>` (the package's exports) resolve to the running
+// kubeception's own files — its compiled build when that is in use, else its sources.
+import { pathToFileURL } from 'node:url';
+
+let map = {};
+
+export async function initialize(data) {
+  map = data?.map ?? {};
+}
 
 export async function resolve(specifier, context, next) {
-  return next(specifier, SELF.test(specifier) ? { ...context, parentURL: import.meta.url } : context);
+  const target = map[specifier];
+  return target ? { url: pathToFileURL(target).href, shortCircuit: true } : next(specifier, context);
 }

@@ -11,27 +11,20 @@
  */
 import { parseArgs } from 'citty';
 import process from 'node:process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ExitCode, KubeceptionError, isBadInput } from './errors.ts';
-import { loadConfig } from './config/load.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile } from './tasks.ts';
-import { runTask } from './runner.ts';
-import { formatPlan, planTask } from './plan.ts';
 import { Redactor, redactingLogger } from './events.ts';
-import { makeContext, type HostBackends, realBackends, dryRunBackends } from './runtime.ts';
-import type { RunOptions } from './context.ts';
-import { parseDuration } from './join/token.ts';
-import { approveCsrsCommand, serveJoinCommand, tokenCommand } from './commands.ts';
-import { caCertHashes, joinToken } from './join/flags.ts';
+import { PACKAGE_DIR } from './package.ts';
 import { USAGE, unknownCommand, unknownFlag, unknownStep, usageError, versionText } from './usage.ts';
-import { initCommand } from './commands/init.ts';
 import { guardStdout } from './stdio.ts';
-import { printRunEnd, recordingSink } from './run-output.ts';
-import { resolveKubeceptionToSelf } from './self-resolve.ts';
+import type { HostBackends } from './runtime.ts';
+import type { RunOptions } from './context.ts';
+
+// Start-up: only what `--help` and argument errors need is imported above; every command imports
+// its modules when it runs (`await import(…)` below), so `kubeception --help` does not load the
+// apiserver client, listr2 or D-Bus.
 
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
-export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+export { PACKAGE_DIR };
 
 const ARGS = {
   command: { type: 'positional', required: false },
@@ -59,6 +52,9 @@ const ARGS = {
   help: { type: 'boolean' },
   version: { type: 'boolean' },
 } as const;
+
+/** Site task and config files import from `kubeception`: map it to this package (once, on first need). */
+const selfResolve = async () => (await import('./self-resolve.ts')).resolveKubeceptionToSelf();
 
 const list = (s: unknown) => (typeof s === 'string' ? s.split(',').map((x) => x.trim()).filter(Boolean) : []);
 
@@ -104,7 +100,6 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     } else io.stderr(redactor.redact(`internal error: ${(err as Error)?.stack ?? err}\n`));
   };
   try {
-    resolveKubeceptionToSelf(); // site task and config files import from kubeception
     const args = parse(argv);
     if (args.version) {
       io.stdout(`${versionText(PACKAGE_DIR)}\n`);
@@ -114,15 +109,20 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       io.stdout(`${USAGE}\n`);
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
-    if (args.command === 'serve-join') return await serveJoinCommand(args, io);
-    if (args.command === 'init') return await initCommand({ dir: args.task as string | undefined, cwd: io.cwd, packageDir: PACKAGE_DIR, kubeception: args.kubeception as string | undefined, stdout: io.stdout });
-    if (args.command === 'approve-csrs') return await approveCsrsCommand(io);
+    if (args.command === 'serve-join') return await (await import('./commands.ts')).serveJoinCommand(args, io);
+    if (args.command === 'approve-csrs') return await (await import('./commands.ts')).approveCsrsCommand(io);
+    if (args.command === 'init')
+      return await (await import('./commands/init.ts')).initCommand({ dir: args.task as string | undefined, cwd: io.cwd, packageDir: PACKAGE_DIR, kubeception: args.kubeception as string | undefined, stdout: io.stdout });
     if (args.command === 'token') {
+      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts'), selfResolve()]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
     if (args.command !== 'run' && args.command !== 'plan') throw unknownCommand(String(args.command));
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
+    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile }, { caCertHashes, joinToken }] = await Promise.all([
+      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'), import('./join/flags.ts'), selfResolve(),
+    ]);
     const token = await joinToken(args, process.env);
     redactor.add(token);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
@@ -149,17 +149,20 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const ids = new Set(task.steps.map((s) => s.spec.id));
     for (const id of [...sel.only, ...sel.skip]) if (!ids.has(id)) throw unknownStep(task.name, id, [...ids]);
     const dry = args.command === 'plan' || args['dry-run'] === true;
+    const { makeContext, realBackends, dryRunBackends } = await import('./runtime.ts');
     const hb = backends ?? (dry ? dryRunBackends() : realBackends());
     try {
       const ctxFor = (step: string, log: import('./context.ts').Logger, signal: AbortSignal) =>
         makeContext({ config, options, backends: hb, log: redactingLogger(log, redactor), signal, packageDir: PACKAGE_DIR, step });
       if (dry) {
+        const { formatPlan, planTask } = await import('./plan.ts');
         const silent = { info() {}, warn() {} };
         const entries = await planTask(task, ctxFor('plan', silent, new AbortController().signal), sel);
         if (json) io.stdout(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries })}\n`);
         else io.stdout(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`, `node: ${config.nodeName} (${config.localAPIEndpoint.advertiseAddress})`]));
         return ExitCode.ok;
       }
+      const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('./runner.ts'), import('./run-output.ts')]);
       const rec = recordingSink(io, redactor, json);
       const result = await runTask(task, ctxFor, { ...sel, concurrent: args.concurrent === true, renderer: json ? 'silent' : 'default', sink: rec.sink });
       if (result.status !== 'done') report(result.error);

@@ -7,11 +7,11 @@
  */
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { TaskDefinitionError } from './errors.ts';
 import { applyEdits } from './graph.ts';
 import { taskLoadError } from './task-load-error.ts';
 import { didYouMean } from './util/suggest.ts';
+import { importModule } from './package.ts';
 import type { Overrides, Step, Task } from './dsl.ts';
 import type { Context } from './context.ts';
 
@@ -44,7 +44,7 @@ function badStep(t: Task<Context>): string | undefined {
 /** Imports a module the CLI runs code from, turning any failure into an error naming file, line and step. */
 export async function importTaskModule(file: string): Promise<{ default?: unknown }> {
   try {
-    return await import(pathToFileURL(file).href);
+    return (await importModule(file)) as { default?: unknown };
   } catch (err) {
     throw await taskLoadError(file, err);
   }

@@ -8,7 +8,7 @@
  */
 
 /** Key types kubeception can generate, named as kubeadm's `encryptionAlgorithm`. */
-export type EncryptionAlgorithm = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256';
+export type EncryptionAlgorithm = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256' | 'ECDSA-P384';
 
 /** `extraArgs` of a component: flag name (without `--`) → value. */
 export type ExtraArgs = Record<string, string>;

@@ -35,13 +35,13 @@ export default task('bootstrap', [
   step('etcd').needs('certs').title('etcd: configure, start through systemd, wait healthy').timeout(120_000).run(ensureEtcd),
   step('kubelet-config').needs('kubeconfig').title('kubelet-config: config.yaml, unit drop-in, kubeconfig target').run(ensureKubeletConfig),
   step('bootstrap-control-plane')
-    .needs('etcd', 'kubeconfig')
+    .needs('certs', 'kubeconfig')
     .title('bootstrap-control-plane: static pods for the temporary control plane')
     .skipIf(selfHostedServing)
     .run(writeBootstrapControlPlane),
   step('kubelet-start').needs('kubelet-config', 'bootstrap-control-plane').title('kubelet-start: enable and start the kubelet').run(startKubelet),
   step('wait-bootstrap-control-plane')
-    .needs('kubelet-start')
+    .needs('kubelet-start', 'etcd')
     .title('wait-bootstrap-control-plane: bootstrap kube-apiserver ready')
     .skipIf(selfHostedServing)
     .run(waitBootstrapControlPlane),

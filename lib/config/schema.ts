@@ -23,7 +23,7 @@ const configSchema = z.strictObject({
     .strictObject({ podSubnet: str.optional(), serviceSubnet: str.optional(), dnsDomain: str.optional() })
     .optional(),
   certificatesDir: str.optional(),
-  encryptionAlgorithm: z.enum(['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256']).optional(),
+  encryptionAlgorithm: z.enum(['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256', 'ECDSA-P384']).optional(),
   imageRepository: str.optional(),
   apiServer: z.strictObject({ extraSANs: z.array(str).optional(), extraArgs: extraArgs.optional() }).optional(),
   controllerManager: z.strictObject({ extraArgs: extraArgs.optional() }).optional(),

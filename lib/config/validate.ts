@@ -164,9 +164,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
   if (!isDns1123Subdomain(dnsDomain)) bad('networking.dnsDomain', file, `"${dnsDomain}" is not a DNS-1123 subdomain`, 'use a domain such as cluster.local');
   const kubernetesVersion = cfg.kubernetesVersion ?? C.DEFAULT_KUBERNETES_VERSION;
   if (!/^v\d+\.\d+\.\d+$/.test(kubernetesVersion)) bad('kubernetesVersion', file, `"${kubernetesVersion}" is not a version like v1.34.4`, 'set kubernetesVersion to vMAJOR.MINOR.PATCH');
-  const encryptionAlgorithm = cfg.encryptionAlgorithm ?? 'RSA-2048';
-  if (encryptionAlgorithm === 'ECDSA-P256')
-    bad('encryptionAlgorithm', file, 'ECDSA-P256 is not supported: certificates are signed with node-forge, which signs with RSA keys only', 'use RSA-2048 (default), RSA-3072 or RSA-4096');
+  const encryptionAlgorithm = cfg.encryptionAlgorithm ?? C.DEFAULT_ENCRYPTION_ALGORITHM;
   const extraSANs = (cfg.apiServer?.extraSANs ?? []).map((s, i) => {
     if (isIP(s)) return normalizeIP(s);
     if (!isDns1123Subdomain(s.replace(/^\*\./, ''))) bad(`apiServer.extraSANs[${i}]`, file, `"${s}" is neither an IP address nor a DNS name`, 'use an IP or a lower-case DNS name');

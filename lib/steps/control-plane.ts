@@ -56,7 +56,7 @@ export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutc
 
 /** `wait-bootstrap-control-plane`: the bootstrap apiserver answers /readyz. */
 export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
-  const probes = await waitApiserver(ctx, 'bootstrap', { timeoutMs: 300_000 });
+  const probes = await waitApiserver(ctx, 'bootstrap', { timeoutMs: 300_000, intervalMs: 250 });
   return { changed: false, detail: `ready after ${probes} probe(s)` };
 }
 
@@ -76,7 +76,7 @@ async function readNode(ctx: Context): Promise<V1Node | undefined> {
 
 /** `wait-node-registered`: the kubelet has registered this node's Node object. */
 export async function waitNodeRegistered(ctx: Context): Promise<StepOutcome> {
-  if (await pollUntil(() => readNode(ctx).catch(() => undefined), { timeoutMs: 180_000, signal: ctx.signal }))
+  if (await pollUntil(() => readNode(ctx).catch(() => undefined), { timeoutMs: 180_000, intervalMs: 250, signal: ctx.signal }))
     return { changed: false, detail: `Node ${ctx.config.nodeName} registered` };
   throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: 'the kubelet did not register it within 180 s', fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
 }
@@ -95,9 +95,12 @@ export async function markControlPlane(ctx: Context): Promise<StepOutcome> {
   return { changed: true, detail: `labelled and tainted ${CONTROL_PLANE_LABEL}` };
 }
 
-/** `wait-self-hosted-control-plane`: the final apiserver answers /readyz 10 times in a row (the seed's stability check). */
+/**
+ * `wait-self-hosted-control-plane`: the final apiserver answers /readyz 10 times in a row (the seed's
+ * stability check), 200 ms apart: a crash-looping pod breaks a streak within its ~2 s.
+ */
 export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
-  const probes = await waitApiserver(ctx, 'final', { timeoutMs: 300_000, intervalMs: 1_000, inARow: 10 });
+  const probes = await waitApiserver(ctx, 'final', { timeoutMs: 300_000, intervalMs: 200, inARow: 10 });
   return { changed: false, detail: `stable after ${probes} probe(s)` };
 }
 

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
-import { kc, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
+import { E2E_PREFIX, kc, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
 const kubectl = (host: Host, ...args: string[]) => host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
@@ -49,7 +49,7 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
   let host: Host;
   let first: KcResult;
   before(async () => {
-    host = await bootHost({ name: 'cp1', kubelet: true });
+    host = await bootHost({ name: `${E2E_PREFIX}cp1`, kubelet: true });
     await importKubeceptionImage(host);
     await writeConfig(host, { distro: 'debian' });
     first = await kc(host, RUN, { timeoutMs: 900_000 });
@@ -136,7 +136,7 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
 describe('crash midway: kill the run after the bootstrap manifests and the kubelet are up, re-run', { timeout: 1_800_000 }, () => {
   let host: Host;
   before(async () => {
-    host = await bootHost({ name: 'cp2', kubelet: true });
+    host = await bootHost({ name: `${E2E_PREFIX}cp2`, kubelet: true });
     await importKubeceptionImage(host);
     await writeConfig(host, { distro: 'debian' });
   });

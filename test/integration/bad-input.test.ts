@@ -20,7 +20,7 @@ const cases: Case[] = [
   { name: 'bootstrap and final apiserver on one port', config: { bootstrapAPIEndpoint: { bindPort: 6443 } }, want: [/bootstrapAPIEndpoint\.bindPort/, /coexist/] },
   { name: 'unknown config key', config: { networking: { podCIDR: '10.244.0.0/16' } }, want: [/networking/, /podCIDR/] },
   { name: 'unknown distro', config: { distro: 'gentoo' }, want: [/distro "gentoo"/, /known: debian, kubic/] },
-  { name: 'ECDSA key algorithm', config: { encryptionAlgorithm: 'ECDSA-P256' }, want: [/encryptionAlgorithm/, /RSA-2048/] },
+  { name: 'key algorithm kubeadm does not offer', config: { encryptionAlgorithm: 'ECDSA-P521' }, want: [/encryptionAlgorithm/, /ECDSA-P256/] },
   { name: 'extra SAN that is no name', config: { apiServer: { extraSANs: ['api server'] } }, want: [/apiServer\.extraSANs\[0\]/] },
   { name: 'config file missing', config: {}, args: ['--config', '/root/nope.ts'], want: [/--config \/root\/nope\.ts/, /does not exist/] },
   { name: 'config with a syntax error', raw: 'export default { distro: "debian", ', want: [/config-load/, /kubeception\.config\.ts/] },
