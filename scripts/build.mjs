@@ -24,6 +24,12 @@ function newestSource(path) {
 const files = (dir, re) => readdirSync(join(root, dir), { recursive: true }).filter((f) => re.test(f)).map((f) => join(dir, f));
 const entryPoints = [
   'lib/cli.ts',
+  // The public modules (package.json `exports`): a site's task file imports them, compiled, through
+  // lib/self-resolve.ts — sharing the CLI's chunks, so one DSL and one step library.
+  'lib/index.ts',
+  'lib/dsl.ts',
+  'lib/steps/index.ts',
+  'lib/config/load.ts',
   ...files('tasks', /\.ts$/),
   ...files('distros', /overrides\.ts$/),
   'kubeception.config.ts',
