@@ -73,7 +73,9 @@ export class Cluster {
     const changed: string[] = [];
     for (const obj of namespaces) if (await this.applyOne(obj)) changed.push(refOf(obj));
     const results = await Promise.all(rest.map((obj) => this.applyOne(obj)));
-    rest.forEach((obj, i) => results[i] && changed.push(refOf(obj)));
+    rest.forEach((obj, i) => {
+      if (results[i]) changed.push(refOf(obj));
+    });
     return changed;
   }
 
