@@ -61,3 +61,6 @@ export const ETCD_HEALTH_INTERVAL_MS = 1_000;
 
 /** Extra group of the bootstrap tokens kubeception creates (kubeadm's default node token group). */
 export const BOOTSTRAP_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';
+
+/** Signer of kubelet client certificates: the only CSRs kubeception's approver approves. */
+export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
