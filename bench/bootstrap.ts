@@ -58,7 +58,7 @@ try {
   const [a, b] = await Promise.all([bootHost({ name: `${prefix}-kc`, kubelet: true }), bootHost({ name: `${prefix}-adm`, kubelet: true })]);
   hosts.push(a!, b!);
   await importKubeceptionImage(a!);
-  await writeConfig(a!, { distro: 'debian', ...(algorithm && { encryptionAlgorithm: algorithm }) });
+  await writeConfig(a!, { distro: 'debian', networking: { plugin: 'none' }, ...(algorithm && { encryptionAlgorithm: algorithm }) });
   const cold = await kubeception(a!, 'cold');
   const noop = await kubeception(a!, 'converged re-run');
   const adm = await kubeadmInit(b!);

@@ -42,6 +42,7 @@ const ARGS = {
   'token-file': { type: 'string' },
   'ca-cert-hash': { type: 'string' },
   'discovery-timeout': { type: 'string' },
+  'wait-for-network': { type: 'boolean' },
   ttl: { type: 'string' },
   description: { type: 'string' },
   'print-join-command': { type: 'boolean' },
@@ -134,6 +135,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       token,
       caCertHash: caCertHashes(argv),
       discoveryTimeoutMs: discoveryTimeout,
+      waitForNetwork: args['wait-for-network'] === true,
       addSecret: (v) => redactor.add(v),
     };
     if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');

@@ -27,6 +27,8 @@ export interface RunOptions {
   caCertHash?: string;
   /** `join --discovery-timeout`: how long to retry an unreachable join service, in ms. Default 60 000. */
   discoveryTimeoutMs?: number;
+  /** `join --wait-for-network`: wait until the pod network is up on this node (its `wait-node-network` step). */
+  waitForNetwork?: boolean;
   /** Registers a secret value (e.g. a token created during the run) so no output shows it. */
   addSecret: (value: string) => void;
 }

@@ -42,7 +42,8 @@ export interface StepSpec<C, Id extends string = string> {
   readonly run?: RunFn<C>;
 }
 
-const KEBAB = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+/** Kebab-case segments, `/`-separated as kubeadm's sub-phases (`addon/coredns`). */
+const KEBAB = /^[a-z0-9]+(-[a-z0-9]+)*(\/[a-z0-9]+(-[a-z0-9]+)*)*$/;
 
 /**
  * A step built with a value that is not a function (typically an import that does not exist, which
@@ -109,11 +110,12 @@ export class Step<C = Context, Id extends string = string> {
 }
 
 /**
- * Starts a step builder. `id` is kebab-case and, where one exists, kubeadm's phase name.
+ * Starts a step builder. `id` is kebab-case (`/` between a phase and its sub-phase) and, where one
+ * exists, kubeadm's phase name.
  * @throws TypeError if `id` is not kebab-case.
  */
 export function step<const Id extends string, C = Context>(id: Id): Step<C, Id> {
-  if (!KEBAB.test(id)) throw new TypeError(`step id "${id}" must be kebab-case ([a-z0-9-])`);
+  if (!KEBAB.test(id)) throw new TypeError(`step id "${id}" must be kebab-case ([a-z0-9-], "/" between segments)`);
   return new Step<C, Id>(Object.freeze({ id, title: id, needs: Object.freeze([]), skipIf: Object.freeze([]) }));
 }
 

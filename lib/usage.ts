@@ -14,6 +14,7 @@ export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
                          [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
   kubeception run join --url URL --token T --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
+                       [--wait-for-network]
       (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN)
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
   kubeception init [DIR] [--kubeception VERSION|TARBALL]   an editable site: config, tasks/, package.json

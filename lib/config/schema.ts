@@ -20,8 +20,16 @@ const configSchema = z.strictObject({
   bootstrapAPIEndpoint: z.strictObject({ bindPort: port.optional() }).optional(),
   controlPlaneEndpoint: str.optional(),
   networking: z
-    .strictObject({ podSubnet: str.optional(), serviceSubnet: str.optional(), dnsDomain: str.optional() })
+    .strictObject({
+      podSubnet: str.optional(),
+      serviceSubnet: str.optional(),
+      dnsDomain: str.optional(),
+      plugin: z.enum(['flannel', 'none']).optional(),
+      flannel: z.strictObject({ backend: z.enum(['vxlan', 'host-gw']).optional(), image: str.optional(), cniPluginImage: str.optional() }).optional(),
+    })
     .optional(),
+  dns: z.strictObject({ disabled: z.boolean().optional(), imageRepository: str.optional(), imageTag: str.optional() }).optional(),
+  proxy: z.strictObject({ disabled: z.boolean().optional() }).optional(),
   certificatesDir: str.optional(),
   encryptionAlgorithm: z.enum(['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256', 'ECDSA-P384']).optional(),
   imageRepository: str.optional(),

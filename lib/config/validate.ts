@@ -13,6 +13,7 @@
 import { ConfigError } from '../errors.ts';
 import { cidrsOverlap, ipFamily, isIP, networkOf, normalizeIP, parseCidr, type Cidr } from '../net/cidr.ts';
 import { RESERVED_FLAGS } from '../../manifests/flags.ts';
+import { resolveAddons } from './addons.ts';
 import * as C from '../constants.ts';
 import type { DistroSettings, KubeceptionConfig, ResolvedConfig } from '../types.ts';
 
@@ -180,6 +181,8 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
   if (cfg.imageRepository !== undefined && !IMAGE_REF.test(cfg.imageRepository)) bad('imageRepository', file, `"${cfg.imageRepository}" is not an image repository`, 'use e.g. registry.k8s.io or registry.example.com:5000/k8s');
   if (cfg.joinService?.image !== undefined && !/^[a-z0-9][^\s]*(:[\w.-]+|@sha256:[0-9a-f]{64})$/.test(cfg.joinService.image)) bad('joinService.image', file, `"${cfg.joinService.image}" is not an image reference with a tag or digest`, 'use e.g. registry.example.com/kubeception:v0.1.0');
   if (cfg.controlPlaneEndpoint !== undefined && !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/i.test(cfg.controlPlaneEndpoint)) bad('controlPlaneEndpoint', file, `"${cfg.controlPlaneEndpoint}" is not host[:port]`, 'give a DNS name or IP with an optional port and no scheme, e.g. cp.example.com:6443');
+  const imageRepository = cfg.imageRepository ?? C.DEFAULT_IMAGE_REPOSITORY;
+  const addons = resolveAddons(cfg, { kubernetesVersion, imageRepository, podSubnet, serviceSubnet }, file);
   return {
     distro,
     kubernetesVersion,
@@ -190,7 +193,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     networking: { podSubnet, serviceSubnet, dnsDomain },
     certificatesDir: cfg.certificatesDir ?? distro.paths.certificatesDir,
     encryptionAlgorithm,
-    imageRepository: cfg.imageRepository ?? C.DEFAULT_IMAGE_REPOSITORY,
+    imageRepository,
     apiServer: { extraSANs, extraArgs: cfg.apiServer?.extraArgs ?? {} },
     controllerManager: { extraArgs: cfg.controllerManager?.extraArgs ?? {} },
     scheduler: { extraArgs: cfg.scheduler?.extraArgs ?? {} },
@@ -198,5 +201,6 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
     ignorePreflightErrors: cfg.ignorePreflightErrors ?? [],
     joinService: { image: cfg.joinService?.image ?? C.DEFAULT_JOIN_IMAGE },
+    ...addons,
   };
 }

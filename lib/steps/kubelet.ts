@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import { KUBELET_CONFIG } from '../constants.ts';
 import { HostStateError } from '../errors.ts';
-import { firstServiceIP } from '../net/cidr.ts';
+import { clusterDNSIP } from '../net/cidr.ts';
 import { toYaml } from '../util/yaml.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { probeApiserver, type Which } from '../k8s/apiserver.ts';
@@ -18,12 +18,6 @@ import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { ResolvedConfig } from '../types.ts';
-
-/** The cluster DNS Service IP: the tenth address of the service subnet, as kubeadm picks. */
-function clusterDNS(config: ResolvedConfig): string {
-  const first = firstServiceIP(config.networking.serviceSubnet);
-  return first.includes(':') ? first.replace(/1$/, 'a') : first.replace(/\.1$/, '.10');
-}
 
 /** The KubeletConfiguration kubeception writes. `kubelet.extraConfig` fields override. */
 export function kubeletConfiguration(config: ResolvedConfig): Record<string, unknown> {
@@ -33,7 +27,7 @@ export function kubeletConfiguration(config: ResolvedConfig): Record<string, unk
     cgroupDriver: config.kubelet.cgroupDriver,
     containerRuntimeEndpoint: config.kubelet.criSocket,
     staticPodPath: config.distro.paths.staticPodPath,
-    clusterDNS: [clusterDNS(config)],
+    clusterDNS: [clusterDNSIP(config.networking.serviceSubnet)],
     clusterDomain: config.networking.dnsDomain,
     authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: join(config.certificatesDir, 'ca.crt') } },
     authorization: { mode: 'Webhook' },

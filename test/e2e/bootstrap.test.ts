@@ -51,7 +51,7 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
   before(async () => {
     host = await bootHost({ name: `${E2E_PREFIX}cp1`, kubelet: true });
     await importKubeceptionImage(host);
-    await writeConfig(host, { distro: 'debian' });
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' } });
     first = await kc(host, RUN, { timeoutMs: 900_000 });
   });
   after(async () => host?.destroy());
@@ -138,7 +138,7 @@ describe('crash midway: kill the run after the bootstrap manifests and the kubel
   before(async () => {
     host = await bootHost({ name: `${E2E_PREFIX}cp2`, kubelet: true });
     await importKubeceptionImage(host);
-    await writeConfig(host, { distro: 'debian' });
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' } });
   });
   after(async () => host?.destroy());
 

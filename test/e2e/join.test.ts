@@ -55,7 +55,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     const t0 = Date.now();
     [cp, w1, w2] = await Promise.all([bootHost({ name: CP, kubelet: true }), bootHost({ name: 'j7w1', kubelet: true }), bootHost({ name: 'j7w2', kubelet: true })]);
     await importKubeceptionImage(cp);
-    for (const h of [cp, w1, w2]) await writeConfig(h, { distro: 'debian' });
+    for (const h of [cp, w1, w2]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
     const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
     outputs.push(r.stdout, r.stderr);
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
