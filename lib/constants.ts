@@ -14,8 +14,6 @@ export const DEFAULT_KUBERNETES_VERSION = 'v1.34.4';
  */
 export const DEFAULT_ENCRYPTION_ALGORITHM = 'ECDSA-P256' as const;
 export const DEFAULT_IMAGE_REPOSITORY = 'registry.k8s.io';
-/** The signer of kubelet client certificates (TLS bootstrapping). @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers */
-export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 /** The kubeception image the join service runs: built locally (Containerfile, or test/bed/kubeception-image.sh). */
 export const DEFAULT_JOIN_IMAGE = 'localhost/kubeception:v0.1.0';
 
@@ -66,3 +64,9 @@ export const ETCD_HEALTH_INTERVAL_MS = 1_000;
 
 /** Extra group of the bootstrap tokens kubeception creates (kubeadm's default node token group). */
 export const BOOTSTRAP_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';
+
+/**
+ * Signer of kubelet client certificates (TLS bootstrapping): the only CSRs kubeception's approver approves.
+ * @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers
+ */
+export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
