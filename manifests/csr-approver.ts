@@ -6,10 +6,11 @@
  * @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#authorization
  */
 import type { V1ClusterRole, V1ClusterRoleBinding, V1Deployment, V1ServiceAccount } from '@kubernetes/client-node';
-import { KUBELET_CLIENT_SIGNER } from '../lib/join/csr-approver.ts';
 import { MANAGED_BY, NAMESPACE, type Manifest } from './common.ts';
 import { restrictedPod } from './join-service.ts';
 
+/** The signer of kubelet client certificates, the only one the approver may approve for. */
+export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 export const CSR_APPROVER_NAME = 'kubeception-csr-approver';
 /** ClusterRole and ClusterRoleBinding name. */
 export const CSR_APPROVER_ROLE = 'kubeception:csr-approver';
