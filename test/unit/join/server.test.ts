@@ -38,7 +38,7 @@ before(async () => {
   const tls = await makeLeaf(await makeCa('join-transport'), 'kubeception-join');
   const limits = { headersTimeoutMs: 500, requestTimeoutMs: 1_000, handshakeTimeoutMs: 500, keepAliveTimeoutMs: 500 };
   srv = await serveJoin({ listen: '127.0.0.1:0', tls, source, limits: { ...limits, ratePoints: 10_000 }, log: () => undefined });
-  limited = await serveJoin({ listen: '127.0.0.1:0', tls, source, limits: { ...limits, ratePoints: 5, rateWindowS: 2 }, log: () => undefined });
+  limited = await serveJoin({ listen: '127.0.0.1:0', tls, source, limits: { ...limits, ratePoints: 5, rateWindowS: 600 }, log: () => undefined });
 });
 after(async () => {
   await srv.close();
