@@ -7,7 +7,7 @@
 // a command loads on first use stay external, in node_modules. Records the newest source mtime in
 // dist/build.json; bin/kubeception.js uses dist/ only while no source is newer.
 // Types are checked by `npm run typecheck`, not here.
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,6 +24,12 @@ function newestSource(path) {
 const files = (dir, re) => readdirSync(join(root, dir), { recursive: true }).filter((f) => re.test(f)).map((f) => join(dir, f));
 const entryPoints = [
   'lib/cli.ts',
+  // The public modules (package.json `exports`): a site's task file imports them, compiled, through
+  // lib/self-resolve.ts — sharing the CLI's chunks, so one DSL and one step library.
+  'lib/index.ts',
+  'lib/dsl.ts',
+  'lib/steps/index.ts',
+  'lib/config/load.ts',
   ...files('tasks', /\.ts$/),
   ...files('distros', /overrides\.ts$/),
   'kubeception.config.ts',
@@ -39,6 +45,12 @@ try {
 }
 
 const sourcesMtimeMs = Math.max(...SOURCES.map((p) => newestSource(join(root, p))));
+// Already current: leave dist/ alone (a CLI may be running from it; rebuilding would pull it away).
+if (!process.argv.includes('--force')) {
+  try {
+    if (JSON.parse(readFileSync(join(root, 'dist', 'build.json'), 'utf8')).sourcesMtimeMs === sourcesMtimeMs) process.exit(0);
+  } catch {}
+}
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 await build({
   absWorkingDir: root,

@@ -73,7 +73,9 @@ function resolveAdvertiseAddress(cfg: KubeceptionConfig, facts: HostFacts, file:
 
 function cidr(field: string, value: string, file: string): Cidr {
   const c = parseCidr(value);
-  if (typeof c === 'string') bad(field, file, c, `set ${field} to a CIDR such as 10.96.0.0/12`);
+  // The example is the field's own default: suggesting the serviceSubnet default for podSubnet would clash.
+  const example = field.endsWith('podSubnet') ? C.DEFAULT_POD_SUBNET : field.endsWith('serviceSubnet') ? C.DEFAULT_SERVICE_SUBNET : '10.0.0.0/16';
+  if (typeof c === 'string') bad(field, file, c, `set ${field} to a CIDR such as ${example}`);
   return c;
 }
 

@@ -13,7 +13,9 @@ import { csrSubject } from '../pki/csr.ts';
 import { Cluster } from '../k8s/client.ts';
 import { nameTakenReason, type NodeLike } from './node-name.ts';
 
-export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+import { KUBELET_CLIENT_SIGNER } from '../constants.ts';
+
+export { KUBELET_CLIENT_SIGNER };
 const ALLOWED_USAGES = new Set(['digital signature', 'key encipherment', 'client auth']);
 
 /** A CSR as far as the approver reads it (`spec.request` is base64 of the PEM). */

@@ -32,7 +32,7 @@ export function networkConditions(node: V1Node | undefined): { ready?: string; n
  */
 export async function waitNodeNetwork(ctx: Context): Promise<StepOutcome> {
   const path = kubeconfigPaths(ctx.config).kubelet;
-  const { Cluster } = await import('../k8s/client.ts'); // lazily: `plan` and `--help` load no client library
+  const { Cluster } = await import('../k8s/client.ts'); // on first use: `plan` must not load client-node
   const api = new Cluster((await ctx.files.read(path)) ?? '', path);
   const ref = { apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } };
   let seen = networkConditions(undefined);
