@@ -7,6 +7,7 @@ import { overrides, step } from '../../lib/dsl.ts';
 import { controlPlaneChecks, runPreflight } from '../../lib/steps/preflight.ts';
 import { pkiPreflightCheck } from '../../lib/steps/certs.ts';
 import { containerRuntimeCheck, ensureContainerRuntime } from '../../lib/steps/container-runtime.ts';
+import { networkChecks } from '../../lib/steps/network-checks.ts';
 import type bootstrap from '../../tasks/bootstrap.ts';
 
 export default {
@@ -14,8 +15,8 @@ export default {
     .replace(
       'preflight',
       step('preflight')
-        .title('preflight (kubic): host, ports, binaries, CRI-O, etcd data dir, PKI')
-        .run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck, containerRuntimeCheck])),
+        .title('preflight (kubic): host, ports, binaries, CRI-O, etcd data dir, PKI, DNS and pod network')
+        .run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck, containerRuntimeCheck, ...networkChecks])),
     )
     .insertBefore('kubelet-start', step('container-runtime').needs('preflight').title('container-runtime: start CRI-O').run(ensureContainerRuntime)),
 };
