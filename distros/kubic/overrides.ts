@@ -9,6 +9,7 @@ import {
   controlPlaneChecks,
   ensureContainerRuntime,
   pkiPreflightCheck,
+  networkChecks,
   runPreflight,
 } from 'kubeception/steps';
 import type bootstrap from '../../tasks/bootstrap.ts';
@@ -18,8 +19,8 @@ export default {
     .replace(
       'preflight',
       step('preflight')
-        .title('preflight (kubic): host, ports, binaries, CRI-O, etcd data dir, PKI')
-        .run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck, containerRuntimeCheck])),
+        .title('preflight (kubic): host, ports, binaries, CRI-O, etcd data dir, PKI, DNS and pod network')
+        .run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck, containerRuntimeCheck, ...networkChecks])),
     )
     .insertBefore('kubelet-start', step('container-runtime').needs('preflight').title('container-runtime: start CRI-O').run(ensureContainerRuntime)),
 };

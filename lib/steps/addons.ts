@@ -103,10 +103,13 @@ export async function podNetworkReady(ctx: Context): Promise<boolean> {
 }
 
 /**
- * `skipIf` of the join-service steps: with `networking.plugin: none` and no network plugin installed
- * yet, the join service's pod cannot start; say so instead of waiting for it.
+ * `skipIf` of the join-service steps: when kubeception installs no pod network (`networking.plugin:
+ * none` now, or flannel recorded as disabled earlier) and none is up on this node yet, the join
+ * service's pod cannot start; say so instead of waiting for it.
  */
 export async function noPodNetwork(ctx: Context): Promise<string | false> {
-  if (ctx.config.podNetwork.plugin !== 'none' || (await podNetworkReady(ctx))) return false;
-  return 'no pod network on this node yet (networking.plugin: none): install a network plugin, then re-run bootstrap to start the join service';
+  if (await podNetworkReady(ctx)) return false;
+  const off = disabledByConfig(ctx.config, 'flannel') || (await disabledAddons(await cluster(ctx, 'final'))).flannel;
+  if (!off) return false;
+  return `no pod network on this node yet (flannel is disabled: ${off}): install a network plugin, then re-run bootstrap to start the join service`;
 }
