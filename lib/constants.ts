@@ -56,3 +56,9 @@ export const ETCD_HEALTH_INTERVAL_MS = 1_000;
 
 /** Extra group of the bootstrap tokens kubeception creates (kubeadm's default node token group). */
 export const BOOTSTRAP_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';
+
+/**
+ * Where kubeception records restarts and reloads still owed to a unit after a config write (see
+ * lib/host/pending.ts), so a run killed between the write and the restart is finished by the next.
+ */
+export const PENDING_DIR = '/var/lib/kubeception/pending';

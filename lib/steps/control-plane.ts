@@ -15,7 +15,8 @@ import { toYaml } from '../util/yaml.ts';
 import { pollUntil } from '../util/poll.ts';
 import { cluster, probeApiserver, waitApiserver, type Which } from '../k8s/apiserver.ts';
 import { bootstrapStaticPods } from '../../manifests/static-pods.ts';
-import { kubeletTarget, pointKubelet } from './kubelet.ts';
+import { kubeletRestartPending, kubeletTarget, pointKubelet, restartKubelet } from './kubelet.ts';
+import { crashPoint } from '../crash.ts';
 import { selfHostedManifests } from './self-hosted.ts';
 import type { KubernetesObject, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
@@ -37,7 +38,7 @@ export async function selfHostedServing(ctx: Context): Promise<string | false> {
  * the kubelet already uses the final apiserver, and that apiserver is serving.
  */
 export async function nothingToHandOver(ctx: Context): Promise<string | false> {
-  if ((await kubeletTarget(ctx)) !== 'final' || ctx.state.kubeletRestart) return false;
+  if ((await kubeletTarget(ctx)) !== 'final' || (await kubeletRestartPending(ctx))) return false;
   return (await selfHostedServing(ctx)) ? 'no hand-off in this run: the kubelet already uses the serving self-hosted kube-apiserver' : false;
 }
 
@@ -64,7 +65,11 @@ export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutco
 export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
   const which = await activeApiserver(ctx);
   const api = await cluster(ctx, which);
-  const changed = await api.apply(await selfHostedManifests(ctx));
+  const objects = await selfHostedManifests(ctx);
+  const half = Math.ceil(objects.length / 2);
+  const changed = await api.apply(objects.slice(0, half));
+  crashPoint('partly-applied');
+  changed.push(...(await api.apply(objects.slice(half))));
   for (const ref of changed) ctx.log.info(`applied ${ref}`);
   return { changed: changed.length > 0, detail: `${changed.length} object(s) changed via the ${which} apiserver` };
 }
@@ -101,12 +106,22 @@ export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutc
   return { changed: false, detail: `stable after ${probes} probe(s)` };
 }
 
-/** `kubelet-pivot`: points the kubelet at the final apiserver and restarts it if that changed. */
+/**
+ * `kubelet-pivot`: points the kubelet at the final apiserver and restarts it if that changed — in
+ * this run or in a killed earlier one (the pending restart is persisted before the kubeconfig write,
+ * so "the file already names the final apiserver" never hides a kubelet still on the bootstrap one).
+ */
 export async function pivotKubelet(ctx: Context): Promise<StepOutcome> {
-  if ((await kubeletTarget(ctx)) === 'final' && !ctx.state.kubeletRestart) return { changed: false, detail: 'kubelet already on the final apiserver' };
+  const onFinal = (await kubeletTarget(ctx)) === 'final';
+  if (onFinal && !(await kubeletRestartPending(ctx))) {
+    crashPoint('kubeconfig-written');
+    crashPoint('kubelet-restarted');
+    return { changed: false, detail: 'kubelet already on the final apiserver' };
+  }
   await pointKubelet(ctx, 'final');
-  await ctx.systemd.start(ctx.config.distro.units.kubelet, { restart: true });
-  ctx.state.kubeletRestart = false;
+  crashPoint('kubeconfig-written');
+  await restartKubelet(ctx, { restart: true });
+  crashPoint('kubelet-restarted');
   return { changed: true, detail: 'kubelet now uses the final apiserver' };
 }
 
@@ -129,7 +144,11 @@ async function fixKubernetesService(ctx: Context): Promise<boolean> {
 /** `remove-bootstrap-control-plane`: deletes the bootstrap static pod manifests; fixes the `kubernetes` Service's targetPort. */
 export async function removeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
   const files = await bootstrapManifestsPresent(ctx);
-  for (const f of files) await ctx.files.remove(join(ctx.config.distro.paths.staticPodPath, f));
+  for (const f of files) {
+    await ctx.files.remove(join(ctx.config.distro.paths.staticPodPath, f));
+    crashPoint('manifest-removed');
+  }
+  if (!files.length) crashPoint('manifest-removed');
   const fixed = await fixKubernetesService(ctx);
   const detail = [files.length ? `removed ${files.join(', ')}` : 'no bootstrap manifests', ...(fixed ? [`Service kubernetes targetPort → ${ctx.config.localAPIEndpoint.bindPort}`] : [])];
   return { changed: files.length > 0 || fixed, detail: detail.join('; ') };

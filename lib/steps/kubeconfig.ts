@@ -17,6 +17,9 @@ import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
+import { crashPoint } from '../crash.ts';
+import { writeThenPending } from '../host/pending.ts';
+import { kubeletRestart } from './kubelet.ts';
 
 /** The `kubeconfig` step body. */
 export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
@@ -43,8 +46,11 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
       const current = path === primary![0] ? existing.server : undefined;
       const chosen = server || (current === urls.final || current === urls.bootstrap ? current : urls.bootstrap);
       const text = renderKubeconfig({ server: chosen, caPem, user: spec.commonName, certPem: leaf.certPem, keyPem: leaf.keyPem });
-      if (await files.write(path, text, { mode: 0o600, dirMode: 0o755 })) done.push(path);
+      // The running kubelet reads its kubeconfig only at start: a change owes it a restart.
+      const restarts = path === paths.kubelet ? [kubeletRestart(ctx)] : [];
+      if (await writeThenPending(ctx, path, text, { mode: 0o600, dirMode: 0o755 }, restarts)) done.push(path);
     }
   }
+  crashPoint('kubelet-kubeconfig-written');
   return { changed: done.length > 0, detail: done.length ? `${done.length} written` : 'all up to date' };
 }

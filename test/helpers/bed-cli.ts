@@ -9,7 +9,7 @@ export const SITE = '/root/site';
 export const KC = `${REPO_ROOT}/bin/kubeception.js`;
 
 /** Paths kubeception may write on a Debian host. */
-export const HOST_PATHS = ['/etc/kubernetes', '/var/lib/etcd', '/etc/default/etcd', '/var/lib/kubelet', '/etc/systemd/system'];
+export const HOST_PATHS = ['/etc/kubernetes', '/var/lib/etcd', '/etc/default/etcd', '/var/lib/kubelet', '/etc/systemd/system', '/var/lib/kubeception'];
 
 export interface KcResult {
   code: number;
