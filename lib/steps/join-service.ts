@@ -19,6 +19,7 @@ import { bootstrapTokenRbac } from '../../manifests/bootstrap-token-rbac.ts';
 import { joinServiceObjects } from '../../manifests/join-service.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
+import { crashPoint } from '../crash.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 /** Lifetime of the token bootstrap creates; a token with less than `MIN_LEFT_MS` left is replaced. */
@@ -68,6 +69,7 @@ export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
   const tokenSecretNames = (await listTokens(api)).map((t) => t.secretName);
   const changed = await api.apply(joinServiceObjects(config, { image: config.joinService.image, tls: { certPem: leaf.certPem, keyPem: leaf.keyPem, caPem: caPem! }, tokenSecretNames }));
   for (const ref of changed) ctx.log.info(`applied ${ref}`);
+  crashPoint('objects-applied');
   await waitDeploymentAvailable(ctx, 'kubeception-join', 180_000);
   return { changed: wrote || changed.length > 0, detail: `${changed.length} object(s) changed; serving on NodePort 30000` };
 }
