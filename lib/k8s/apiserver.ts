@@ -37,7 +37,11 @@ export async function cluster(ctx: Pick<Context, 'files' | 'config'>, which: Whi
 
 /** One `/readyz` probe: undefined if ready, else why not. */
 export async function probeApiserver(ctx: Pick<Context, 'files' | 'config'>, which: Which, timeoutMs = 3_000): Promise<string | undefined> {
-  const tls = await adminTls(ctx, which).catch(() => undefined);
+  // Only a missing file means "not yet"; a corrupt one is an error the operator must see.
+  const tls = await adminTls(ctx, which).catch((err) => {
+    if ((err as { code?: string }).code === 'kubeconfig-missing') return undefined;
+    throw err;
+  });
   if (!tls) return 'no admin kubeconfig yet';
   const r = await probeHttps(`${apiserverUrls(ctx.config)[which]}/readyz`, tls, timeoutMs);
   if ('error' in r) return r.error;

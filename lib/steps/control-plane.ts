@@ -10,7 +10,7 @@
  */
 import { join } from 'node:path';
 import { CONTROL_PLANE_LABEL } from '../constants.ts';
-import { TimeoutError } from '../errors.ts';
+import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { toYaml } from '../util/yaml.ts';
 import { pollUntil } from '../util/poll.ts';
 import { cluster, probeApiserver, waitApiserver, type Which } from '../k8s/apiserver.ts';
@@ -81,9 +81,19 @@ async function readNode(ctx: Context): Promise<V1Node | undefined> {
 
 /** `wait-node-registered`: the kubelet has registered this node's Node object. */
 export async function waitNodeRegistered(ctx: Context): Promise<StepOutcome> {
-  if (await pollUntil(() => readNode(ctx).catch(() => undefined), { timeoutMs: 180_000, signal: ctx.signal }))
-    return { changed: false, detail: `Node ${ctx.config.nodeName} registered` };
-  throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: 'the kubelet did not register it within 180 s', fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
+  let last = 'the Node does not exist yet';
+  const node = await pollUntil(async () => {
+    try {
+      return await readNode(ctx);
+    } catch (err) {
+      if (err instanceof KubeceptionError && (err.badInput || err.code === 'kubeconfig-invalid')) throw err; // a corrupt admin kubeconfig: no point waiting
+      last = (err as Error).message.split('\n')[0] ?? String(err);
+      ctx.log.info(`waiting for Node ${ctx.config.nodeName}: ${last}`);
+      return undefined;
+    }
+  }, { timeoutMs: 180_000, signal: ctx.signal });
+  if (node) return { changed: false, detail: `Node ${ctx.config.nodeName} registered` };
+  throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: `the kubelet did not register it within 180 s (last: ${last})`, fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
 }
 
 /** `mark-control-plane`: label `node-role.kubernetes.io/control-plane=""` and taint it NoSchedule (kubeadm's). */

@@ -21,6 +21,15 @@ import { crashPoint } from '../crash.ts';
 import { writeThenPending } from '../host/pending.ts';
 import { kubeletRestart } from './kubelet.ts';
 
+/** The error for a kubeconfig kubeception would rewrite but cannot parse. */
+export function unreadableKubeconfig(path: string, why: string): HostStateError {
+  return new HostStateError('kubeconfig-unreadable', {
+    what: path,
+    why: `it is not a readable kubeconfig (${why}); rewriting it would replace its client key`,
+    fix: `restore it from a backup, or move it aside (mv ${path} ${path}.bad) so kubeception issues a new key and certificate`,
+  });
+}
+
 /** The `kubeconfig` step body. */
 export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
   const { config, files } = ctx;
@@ -40,6 +49,8 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
     const [primary] = targets[spec.name]!;
     const existingText = await files.read(primary![0]);
     const existing = existingText ? parseKubeconfig(existingText, primary![0]) : {};
+    // An unreadable file may still hold the only copy of a key: refuse rather than issue a new one.
+    if (existing.error) throw unreadableKubeconfig(primary![0], existing.error);
     const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, { certPem: caPem, keyPem: caKeyPem }, config);
     if (leaf.action !== 'kept') ctx.log.info(`${spec.name}: client certificate ${leaf.action} (${leaf.reason})`);
     for (const [path, server] of targets[spec.name]!) {

@@ -10,6 +10,8 @@ import { PreflightError } from '../errors.ts';
 import { listeningPorts } from '../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
+import { kubeconfigPaths } from '../k8s/endpoints.ts';
+import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -86,6 +88,19 @@ const privileged: Check = {
   },
 };
 
+/** Existing kubeconfigs kubeception would rewrite must parse: an unreadable one may hold the only copy of its key. */
+const kubeconfigsReadable: Check = {
+  id: 'KubeconfigReadable',
+  async run(ctx) {
+    for (const path of Object.values(kubeconfigPaths(ctx.config))) {
+      const text = await ctx.files.read(path);
+      const error = text === undefined ? undefined : parseKubeconfig(text, path).error;
+      if (error) return { message: `${path} is not a readable kubeconfig (${error}); rewriting it would replace its client key`, fix: `restore ${path} from a backup, or move it aside (mv ${path} ${path}.bad) so kubeception issues a new key` };
+    }
+    return undefined;
+  },
+};
+
 /** Checks for a worker: root, the kubelet binary and unit, the kubelet's port. */
 export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
 
@@ -98,6 +113,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   unitCheck('etcd'),
   unitCheck('kubelet'),
   ...portChecks(ctx),
+  kubeconfigsReadable,
   {
     id: `DirAvailable-${pathId(ctx.config.etcd.dataDir)}`,
     async run(c) {
