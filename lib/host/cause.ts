@@ -23,7 +23,19 @@ export function causeLine(logs: readonly string[]): string | undefined {
   const own = logs.filter((l) => !SYSTEMD_NOISE.test(l.trim()));
   for (const re of CAUSES) {
     const hit = own.filter((l) => re.test(l)).pop();
-    if (hit) return hit.trim().slice(0, 400);
+    if (hit) return readable(hit.trim()).slice(0, 400);
   }
   return undefined;
+}
+
+/** A structured (JSON, e.g. etcd's zap) log line as `msg: error`, without its stack trace. */
+function readable(line: string): string {
+  if (!line.startsWith('{')) return line;
+  try {
+    const o = JSON.parse(line) as Record<string, unknown>;
+    const parts = [o.msg, o.path, o.error].filter((v) => typeof v === 'string' && v);
+    return parts.length ? parts.join(': ') : line;
+  } catch {
+    return line;
+  }
 }

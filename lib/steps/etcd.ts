@@ -15,6 +15,7 @@ import { withRetry } from '../util/retry.ts';
 import { etcdClientUrls, etcdPki, renderEtcdEnvironment } from '../etcd/config.ts';
 import { foreignDataDirError, inspectDataDir, type DataDirState } from '../etcd/datadir.ts';
 import { etcdUnhealthy, probeEtcd } from '../etcd/health.ts';
+import { repairDataDirOwnership } from '../etcd/ownership.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import { crashPoint } from '../crash.ts';
@@ -77,6 +78,11 @@ export async function ensureEtcd(ctx: Context): Promise<StepOutcome> {
   if (state.kind === 'foreign') throw foreignDataDirError(dataDir, state.why);
   const changes: string[] = [];
   if (await files.mkdir(dataDir, 0o700, config.distro.etcdUser)) changes.push('data dir created');
+  const repaired = await repairDataDirOwnership(dataDir, config.distro.etcdUser, { dryRun: ctx.dryRun });
+  if (repaired.chowned.length || repaired.chmodded.length) {
+    ctx.log.warn(`etcd data dir drifted: gave ${repaired.chowned.length} path(s) back to ${config.distro.etcdUser}, set ${repaired.chmodded.length} dir(s) to 0700 (e.g. ${[...repaired.chowned, ...repaired.chmodded][0]})`);
+    changes.push('data dir owner/mode repaired');
+  }
   if (state.kind === 'init') {
     const marker = JSON.stringify({ etcdCA: await etcdCaHash(ctx), nodeName: config.nodeName }, null, 2);
     if (await files.write(join(dataDir, ETCD_OWNER_MARKER), `${marker}\n`, { mode: 0o600, owner: config.distro.etcdUser })) changes.push('owner marker written');

@@ -19,6 +19,11 @@ test('the permission-denied line wins over fatal/error lines and systemd status 
   assert.match(causeLine(ETCD)!, /member\/wal: permission denied/);
 });
 
+test('a zap JSON line reads as msg: path: error, without the stack trace', () => {
+  const line = '{"level":"fatal","msg":"failed to create snapshot directory","path":"/var/lib/etcd/default/member/snap","error":"open /var/lib/etcd/default/member/snap/.touch: permission denied","stacktrace":"go.etcd.io/etcd/etcdserver.NewServer"}';
+  assert.equal(causeLine([line]), 'failed to create snapshot directory: /var/lib/etcd/default/member/snap: open /var/lib/etcd/default/member/snap/.touch: permission denied');
+});
+
 test('no telling line: undefined', () => {
   assert.equal(causeLine(['Started foo.', 'all fine']), undefined);
 });
