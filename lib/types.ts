@@ -80,6 +80,8 @@ export interface ResolvedConfig {
   /** Lower-cased DNS-1123 node name; used for the kubelet cert CN, the Node, the etcd member. */
   nodeName: string;
   localAPIEndpoint: { advertiseAddress: string; bindPort: number };
+  /** Choices made for the operator that they should know about (e.g. which of several addresses is advertised); preflight prints them as warnings. */
+  notices?: string[];
   bootstrapAPIEndpoint: { bindPort: number };
   controlPlaneEndpoint?: string;
   networking: { podSubnet: string; serviceSubnet: string; dnsDomain: string };

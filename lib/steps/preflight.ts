@@ -136,6 +136,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
  */
 export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepOutcome> {
   const ignore = ctx.options.ignorePreflightErrors;
+  for (const notice of ctx.config.notices ?? []) ctx.log.warn(notice);
   const failures: CheckFailure[] = [];
   for (const check of checks) {
     const r = await check.run(ctx);
