@@ -92,7 +92,8 @@ export interface ResolvedConfig {
   controllerManager: { extraArgs: ExtraArgs };
   scheduler: { extraArgs: ExtraArgs };
   etcd: { dataDir: string; extraArgs: ExtraArgs };
-  kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; criSocket: string; extraConfig: Record<string, unknown> };
+  /** `cgroupDriverSet`: the operator set `kubelet.cgroupDriver`; otherwise the kubelet follows the runtime's driver. */
+  kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; cgroupDriverSet?: boolean; criSocket: string; extraConfig: Record<string, unknown> };
   ignorePreflightErrors: string[];
   joinService: { image: string };
 }

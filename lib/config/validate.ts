@@ -204,7 +204,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     controllerManager: { extraArgs: cfg.controllerManager?.extraArgs ?? {} },
     scheduler: { extraArgs: cfg.scheduler?.extraArgs ?? {} },
     etcd: { dataDir: cfg.etcd?.dataDir ?? distro.paths.etcdDataDir, extraArgs: cfg.etcd?.extraArgs ?? {} },
-    kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
+    kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', cgroupDriverSet: cfg.kubelet?.cgroupDriver !== undefined, criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
     ignorePreflightErrors: cfg.ignorePreflightErrors ?? [],
     joinService: { image: cfg.joinService?.image ?? C.DEFAULT_JOIN_IMAGE },
     ...(notices.length ? { notices } : {}),

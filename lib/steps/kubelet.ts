@@ -19,6 +19,7 @@ import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { ResolvedConfig } from '../types.ts';
 import { crashPoint } from '../crash.ts';
+import { kubeletCgroupDriver } from '../host/cgroup-driver.ts';
 import { clearPending, isPending, writeThenPending, type PendingAction } from '../host/pending.ts';
 
 /** The cluster DNS Service IP: the tenth address of the service subnet, as kubeadm picks. */
@@ -117,7 +118,9 @@ export async function writeKubeletFiles(ctx: Context, opts: { bootstrap?: boolea
   if (!bin) throw new HostStateError('kubelet-missing', { what: config.distro.binaries.kubelet, why: 'the kubelet binary is not on PATH', fix: 'install the kubelet' });
   const changed: string[] = [];
   const restart = kubeletRestart(ctx);
-  if (await writeThenPending(ctx, join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kubeletConfiguration(config)), { mode: 0o644 }, [restart])) changed.push('config.yaml');
+  const cgroupDriver = await kubeletCgroupDriver(ctx);
+  const kc = kubeletConfiguration({ ...config, kubelet: { ...config.kubelet, cgroupDriver } });
+  if (await writeThenPending(ctx, join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kc), { mode: 0o644 }, [restart])) changed.push('config.yaml');
   crashPoint('config-written');
   if (await writeThenPending(ctx, kubeletDropIn(config), renderKubeletDropIn(config, bin, opts), { mode: 0o644 }, ['daemon-reload', restart])) changed.push('unit drop-in');
   crashPoint('drop-in-written');

@@ -12,6 +12,7 @@ import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
+import { cgroupDriverMismatch } from '../host/cgroup-driver.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -101,8 +102,11 @@ const kubeconfigsReadable: Check = {
   },
 };
 
+/** The kubelet's cgroup driver, when set in the config, must be the container runtime's (read from its config on this node). */
+const cgroupDriverCheck: Check = { id: 'CgroupDriver', run: (ctx) => cgroupDriverMismatch(ctx) };
+
 /** Checks for a worker: root, the kubelet binary and unit, the kubelet's port. */
-export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
+export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
 
 /** Checks for a control-plane node (bootstrap). */
 export const controlPlaneChecks = (ctx: Context): Check[] => [
@@ -114,6 +118,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   unitCheck('kubelet'),
   ...portChecks(ctx),
   kubeconfigsReadable,
+  cgroupDriverCheck,
   {
     id: `DirAvailable-${pathId(ctx.config.etcd.dataDir)}`,
     async run(c) {
