@@ -29,6 +29,7 @@ export const MID_POINTS: Record<string, Record<string, readonly string[]>> = {
     kubeconfig: ['kubelet-kubeconfig-written'],
     etcd: ['data-dir-ready', 'environment-written', 'unit-started'],
     'kubelet-config': ['config-written', 'drop-in-written', 'kubeconfig-written'],
+    'bootstrap-control-plane': ['first-manifest-written'],
     'self-hosted-control-plane': ['partly-applied'],
     'kubelet-pivot': ['kubeconfig-written', 'kubelet-restarted'],
     'remove-bootstrap-control-plane': ['manifest-removed'],

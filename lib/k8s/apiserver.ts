@@ -52,7 +52,11 @@ export async function probeApiserver(ctx: Pick<Context, 'files' | 'config'>, whi
  * Waits until `which` answers `/readyz` 200 `inARow` times in a row, probing every `intervalMs`.
  * @throws TimeoutError `apiserver-not-ready` naming the URL and the last reason.
  */
-export async function waitApiserver(ctx: Context, which: Which, opts: { timeoutMs: number; intervalMs?: number; inARow?: number }): Promise<number> {
+export async function waitApiserver(
+  ctx: Context,
+  which: Which,
+  opts: { timeoutMs: number; intervalMs?: number; inARow?: number; watch?: () => Promise<void>; explain?: () => Promise<string | undefined> },
+): Promise<number> {
   const interval = opts.intervalMs ?? 1_000;
   const need = opts.inARow ?? 1;
   let streak = 0;
@@ -65,12 +69,14 @@ export async function waitApiserver(ctx: Context, which: Which, opts: { timeoutM
     if (streak > 0) ctx.log.info(`${which} apiserver: streak of ${streak} broken (${why})`);
     streak = 0;
     last = why;
+    if (probes % 3 === 0) await opts.watch?.(); // may throw: a cause that waiting will not fix
     return undefined;
   }, { timeoutMs: opts.timeoutMs, intervalMs: interval, signal: ctx.signal });
   if (done !== undefined) return done;
+  const explained = await opts.explain?.().catch(() => undefined);
   throw new TimeoutError('apiserver-not-ready', {
     what: `${which} kube-apiserver at ${apiserverUrls(ctx.config)[which]}`,
-    why: `not ready ${need > 1 ? `${need} times in a row ` : ''}within ${opts.timeoutMs} ms (last: ${last})`,
+    why: `not ready ${need > 1 ? `${need} times in a row ` : ''}within ${opts.timeoutMs} ms (last: ${last})${explained ? `; ${explained}` : ''}`,
     fix: `check the kube-apiserver pod: crictl/ctr logs, \`journalctl -u ${ctx.config.distro.units.kubelet}\``,
   });
 }

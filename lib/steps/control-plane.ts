@@ -17,6 +17,7 @@ import { cluster, probeApiserver, waitApiserver, type Which } from '../k8s/apise
 import { bootstrapStaticPods } from '../../manifests/static-pods.ts';
 import { kubeletRestartPending, kubeletTarget, pointKubelet, restartKubelet } from './kubelet.ts';
 import { crashPoint } from '../crash.ts';
+import { imagePullError, staticPodTrouble } from '../k8s/static-pod-state.ts';
 import { selfHostedManifests } from './self-hosted.ts';
 import type { KubernetesObject, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
@@ -50,14 +51,27 @@ async function activeApiserver(ctx: Context): Promise<Which> {
 /** `bootstrap-control-plane`: writes the bootstrap static pods. */
 export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
   const written: string[] = [];
-  for (const { file, pod } of bootstrapStaticPods(ctx.config))
+  for (const [i, { file, pod }] of bootstrapStaticPods(ctx.config).entries()) {
     if (await ctx.files.write(join(ctx.config.distro.paths.staticPodPath, file), toYaml(pod), { mode: 0o644 })) written.push(file);
+    if (i === 0) crashPoint('first-manifest-written');
+  }
   return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifests up to date' };
 }
 
 /** `wait-bootstrap-control-plane`: the bootstrap apiserver answers /readyz. */
 export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
-  const probes = await waitApiserver(ctx, 'bootstrap', { timeoutMs: 300_000 });
+  // The pods' real state, from the kubelet: an image that cannot be pulled fails the wait at once;
+  // a crash loop is named, with its last log lines, if the wait times out.
+  const since = Date.now() - 60_000;
+  const trouble = () => staticPodTrouble(ctx, { podPrefix: 'bootstrap-', images: bootstrapStaticPods(ctx.config).map((p) => p.pod.spec!.containers[0]!.image!), sinceMs: since });
+  const probes = await waitApiserver(ctx, 'bootstrap', {
+    timeoutMs: 300_000,
+    watch: async () => {
+      const t = await trouble();
+      if (t?.kind === 'image-pull') throw imagePullError(t, ctx.config);
+    },
+    explain: async () => (await trouble())?.message,
+  });
   return { changed: false, detail: `ready after ${probes} probe(s)` };
 }
 

@@ -13,6 +13,7 @@ import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import { cgroupDriverMismatch } from '../host/cgroup-driver.ts';
+import { imagePullCheck, kubeletVersionCheck } from './images.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -119,6 +120,8 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   ...portChecks(ctx),
   kubeconfigsReadable,
   cgroupDriverCheck,
+  kubeletVersionCheck,
+  imagePullCheck,
   {
     id: `DirAvailable-${pathId(ctx.config.etcd.dataDir)}`,
     async run(c) {
