@@ -13,7 +13,7 @@ export interface PodTrouble {
   message: string;
 }
 
-const unescape = (s: string) => s.replace(/\\+"/g, '"');
+const unquote = (s: string) => s.replace(/\\+"/g, '"');
 
 /** Last `n` lines of the newest log of `container` in pod `podName` (CRI log format, prefix stripped). */
 async function containerLogTail(ctx: Pick<Context, 'files'>, podName: string, container: string, n = 5): Promise<string[]> {
@@ -38,7 +38,7 @@ export async function staticPodTrouble(ctx: Pick<Context, 'sh' | 'files' | 'conf
   for (const line of lines) {
     const img = opts.images.find((i) => line.includes(i));
     if (img && /ErrImagePull|ImagePullBackOff|[Ff]ailed to pull/.test(line)) {
-      const m = /(failed to pull and unpack image.*|Failed to pull image.*)/.exec(unescape(line));
+      const m = /(failed to pull and unpack image.*|Failed to pull image.*)/.exec(unquote(line));
       return { kind: 'image-pull', message: `the kubelet cannot pull ${img}: ${(m?.[1] ?? line).replace(/"\s+pod=.*$/, '').slice(0, 300)}` };
     }
     const pod = /pod="kube-system\/([^"]+)"/.exec(line)?.[1];
