@@ -15,7 +15,8 @@ import { toYaml } from '../util/yaml.ts';
 import { pollUntil } from '../util/poll.ts';
 import { cluster, probeApiserver, waitApiserver, type Which } from '../k8s/apiserver.ts';
 import { bootstrapStaticPods } from '../../manifests/static-pods.ts';
-import { kubeletRestartPending, kubeletTarget, pointKubelet, restartKubelet } from './kubelet.ts';
+import { kubeletRestart, kubeletRestartPending, kubeletTarget, pointKubelet, restartKubelet } from './kubelet.ts';
+import { markPending } from '../host/pending.ts';
 import { crashPoint } from '../crash.ts';
 import { imagePullError, staticPodTrouble } from '../k8s/static-pod-state.ts';
 import { selfHostedManifests } from './self-hosted.ts';
@@ -52,7 +53,14 @@ async function activeApiserver(ctx: Context): Promise<Which> {
 export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
   const written: string[] = [];
   for (const [i, { file, pod }] of bootstrapStaticPods(ctx.config).entries()) {
-    if (await ctx.files.write(join(ctx.config.distro.paths.staticPodPath, file), toYaml(pod), { mode: 0o644 })) written.push(file);
+    const path = join(ctx.config.distro.paths.staticPodPath, file);
+    const text = toYaml(pod);
+    const current = await ctx.files.read(path);
+    // A running kubelet does not reliably replace a static pod whose manifest changed while the old
+    // instance is stuck (seen: an image-pull back-off kept the corrected pod from ever starting);
+    // a changed manifest therefore owes the kubelet a restart (kubelet-start does it).
+    if (current !== undefined && current !== text) await markPending(ctx, kubeletRestart(ctx));
+    if (await ctx.files.write(path, text, { mode: 0o644 })) written.push(file);
     if (i === 0) crashPoint('first-manifest-written');
   }
   return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifests up to date' };
