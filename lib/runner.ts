@@ -93,6 +93,15 @@ async function runWithTimeout<C>(spec: StepSpec<C>, ctx: (signal: AbortSignal) =
 }
 
 /**
+ * Exit 2 promises an unchanged host. Bad input found after earlier steps changed the host is
+ * therefore reported as a failed step (exit 1) that says what had already been done.
+ */
+export function afterWrites(err: unknown, changed: readonly string[]): unknown {
+  if (!(err instanceof KubeceptionError) || !err.badInput || changed.length === 0) return err;
+  return new KubeceptionError(err.code, { what: err.what, why: `${err.why} — found after the host was changed; already done: ${changed.join('; ')}`, fix: err.fix, cause: err });
+}
+
+/**
  * Runs `task`. Never throws for a failed step: the result says which step failed and why.
  * @throws TaskDefinitionError (exit 2) for a cycle, unknown need or duplicate id, before any step runs.
  */
@@ -109,6 +118,7 @@ export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts
     settled.set(s.id, { resolve, promise });
   }
   const failed = new Map<string, unknown>();
+  const changedSoFar: string[] = []; // "step (detail)" of every step that reported a change
   const blocked = new Map<string, string>(); // step → failed step it depends on
 
   const listr = new Listr(
@@ -141,8 +151,10 @@ export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts
               return o;
             });
             emit({ event: 'step-done', step: spec.id, durationMs: Date.now() - t0, changed: outcome.changed, detail: outcome.detail });
+            if (outcome.changed) changedSoFar.push(outcome.detail ? `${spec.id} (${outcome.detail})` : spec.id);
             t.title = `${spec.title}${outcome.detail ? ` — ${outcome.detail}` : outcome.changed ? '' : ' (no change)'}`;
-          } catch (err) {
+          } catch (caught) {
+            const err = afterWrites(caught, changedSoFar);
             failed.set(spec.id, err);
             const code = err instanceof KubeceptionError ? err.code : 'internal';
             emit({ event: 'step-failed', step: spec.id, durationMs: Date.now() - t0, code, message: (err as Error)?.message ?? String(err) });

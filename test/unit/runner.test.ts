@@ -98,3 +98,16 @@ test('a step that returns no outcome fails with step-outcome-missing (void is no
   assert.equal(failed.code, 'step-outcome-missing');
   assert.match(failed.message, /silent/);
 });
+
+test('bad input after a step changed the host is a failed step (exit 1) saying what was done, not exit 2', async () => {
+  const { HostStateError } = await import('../../lib/errors.ts');
+  const late = task<readonly any[], Ctx>('t', [
+    step('a').run(() => ({ changed: true, detail: 'wrote a.conf' })),
+    step('b').needs('a').run(() => { throw new HostStateError('kubelet-missing', { what: 'kubelet', why: 'not on PATH', fix: 'install it' }); }),
+  ]);
+  const { result } = await run(late);
+  assert.equal((result.error as KubeceptionError).badInput, false);
+  assert.match((result.error as KubeceptionError).why, /already done: a \(wrote a\.conf\)/);
+  const early = task<readonly any[], Ctx>('t', [step('a').run(() => { throw new HostStateError('x', { what: 'w', why: 'y', fix: 'z' }); })]);
+  assert.equal(((await run(early)).result.error as KubeceptionError).badInput, true, 'before any change: still bad input');
+});
