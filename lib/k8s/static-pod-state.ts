@@ -39,7 +39,7 @@ export async function staticPodTrouble(ctx: Pick<Context, 'sh' | 'files' | 'conf
     const img = opts.images.find((i) => line.includes(i));
     if (img && /ErrImagePull|ImagePullBackOff|[Ff]ailed to pull/.test(line)) {
       const m = /(failed to pull and unpack image.*|Failed to pull image.*)/.exec(unquote(line));
-      return { kind: 'image-pull', message: `the kubelet cannot pull ${img}: ${(m?.[1] ?? line).replace(/"\s+pod=.*$/, '').slice(0, 300)}` };
+      return { kind: 'image-pull', message: `the kubelet cannot pull ${img}: ${(m?.[1] ?? line).replace(/"*\s+pod=.*$/, '').slice(0, 300)}` };
     }
     const pod = /pod="kube-system\/([^"]+)"/.exec(line)?.[1];
     if (pod?.startsWith(opts.podPrefix) && line.includes('CrashLoopBackOff')) {
