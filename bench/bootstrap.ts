@@ -1,49 +1,68 @@
 /**
- * Bootstrap wall time on the bed: kubeception's cold bootstrap (fresh host) and no-op re-run, per
- * step from its JSON events, next to `kubeadm init` on an identical fresh bed host (kubeadm built
+ * Bootstrap wall time on the bed: kubeception's cold bootstrap (fresh host) and converged re-run,
+ * per step from its JSON events, next to `kubeadm init` on an identical fresh bed host (kubeadm built
  * from the same module version, same images; etcd: Debian's, started by systemd as external etcd
- * so neither side needs an etcd image). Prints seconds and ratios; asserts nothing about time.
+ * so neither side needs an etcd image). Prints one table and ratios; asserts nothing about time.
  *
- * Usage (root): `npm run bench -- bootstrap`
+ * Usage (root): `npm run bench -- bootstrap [encryptionAlgorithm] [--concurrent]` (default: the
+ * config default). Host names: `$BENCH_PREFIX-kc` and `$BENCH_PREFIX-adm` (default prefix `bench`).
+ * The CLI runs from the precompiled build (`npm run build` first), as a package install does.
  */
-import { bootHost, type Host } from '../test/bed/bed.ts';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { bootHost, REPO_ROOT, type Host } from '../test/bed/bed.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 import { kubeadmInit } from './kubeadm.ts';
 
-const s = (ms: number) => (ms / 1000).toFixed(1);
+const s = (ms: number | undefined) => (ms === undefined ? '' : (ms / 1000).toFixed(1));
+const algorithm = process.argv.slice(2).find((a) => !a.startsWith('--'));
+const concurrent = process.argv.includes('--concurrent');
+const prefix = process.env.BENCH_PREFIX ?? 'bench';
 
-async function kubeception(host: Host, label: string) {
+interface Run {
+  wall: number;
+  steps: Map<string, number | 'skipped'>;
+}
+
+async function kubeception(host: Host, label: string): Promise<Run> {
   const t0 = Date.now();
-  const r = await kc(host, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 900_000 });
+  const r = await kc(host, ['run', 'bootstrap', '--output', 'json', ...(concurrent ? ['--concurrent'] : [])], { timeoutMs: 900_000 });
   const wall = Date.now() - t0;
   if (r.code !== 0) throw new Error(`${label}: kubeception exited ${r.code}\n${r.stderr}`);
-  const steps = r.events.filter((e) => e.event === 'step-done' || e.event === 'step-skipped');
-  console.log(`\nkubeception ${label}: ${s(wall)} s wall`);
-  for (const e of steps) console.log(`  ${e.step.padEnd(32)} ${e.event === 'step-done' ? `${s(e.durationMs).padStart(6)} s${e.changed ? '  (changed)' : ''}` : '  skipped'}`);
-  return wall;
+  const steps = new Map<string, number | 'skipped'>();
+  for (const e of r.events) {
+    if (e.event === 'step-done') steps.set(e.step, e.durationMs);
+    if (e.event === 'step-skipped') steps.set(e.step, 'skipped');
+  }
+  return { wall, steps };
 }
 
-async function kubeadm(host: Host) {
-  const wall = await kubeadmInit(host);
-  console.log(`\nkubeadm init (etcd start included): ${s(wall)} s wall`);
-  return wall;
+function table(cold: Run, noop: Run, adm: number): void {
+  const cell = (v: number | 'skipped' | undefined) => (v === 'skipped' ? 'skip' : s(v));
+  const sum = (r: Run) => [...r.steps.values()].reduce<number>((a, v) => a + (typeof v === 'number' ? v : 0), 0);
+  console.log(`\nbootstrap on the bed (one run each, same machine, same script${algorithm ? `, encryptionAlgorithm ${algorithm}` : ''}${concurrent ? ', --concurrent' : ''}), seconds`);
+  console.log(`  ${'step'.padEnd(34)} ${'cold'.padStart(7)} ${'re-run'.padStart(7)}`);
+  for (const step of new Set([...cold.steps.keys(), ...noop.steps.keys()]))
+    console.log(`  ${step.padEnd(34)} ${cell(cold.steps.get(step)).padStart(7)} ${cell(noop.steps.get(step)).padStart(7)}`);
+  console.log(`  ${'(sum of steps)'.padEnd(34)} ${s(sum(cold)).padStart(7)} ${s(sum(noop)).padStart(7)}`);
+  console.log(`  ${'kubeception wall (process start to exit)'.padEnd(34)} ${s(cold.wall).padStart(7)} ${s(noop.wall).padStart(7)}`);
+  console.log(`  ${'kubeadm init (etcd start included)'.padEnd(34)} ${s(adm).padStart(7)}`);
+  console.log(`  ${'ratio kubeception / kubeadm init'.padEnd(34)} ${(cold.wall / adm).toFixed(2).padStart(7)} ${(noop.wall / adm).toFixed(2).padStart(7)}`);
+  console.log('  note: kubeception cold includes TLS etcd, the bootstrap control plane, the self-hosted control plane, the pivot and the join service; kubeadm init stops at static pods (external plain-HTTP etcd, no CoreDNS).');
 }
 
+execFileSync(process.execPath, [join(REPO_ROOT, 'scripts', 'build.mjs')], { stdio: 'inherit' });
 const hosts: Host[] = [];
 try {
-  const [a, b] = await Promise.all([bootHost({ name: 'bench-kc', kubelet: true }), bootHost({ name: 'bench-adm', kubelet: true })]);
+  const [a, b] = await Promise.all([bootHost({ name: `${prefix}-kc`, kubelet: true }), bootHost({ name: `${prefix}-adm`, kubelet: true })]);
   hosts.push(a!, b!);
   await importKubeceptionImage(a!);
-  await writeConfig(a!, { distro: 'debian' });
+  await writeConfig(a!, { distro: 'debian', networking: { plugin: 'none' }, ...(algorithm && { encryptionAlgorithm: algorithm }) });
   const cold = await kubeception(a!, 'cold');
-  const noop = await kubeception(a!, 'no-op re-run');
-  const adm = await kubeadm(b!);
-  console.log('\nsummary (same machine, same script, one run each)');
-  console.log(`  kubeception cold      ${s(cold).padStart(6)} s   ratio to kubeadm init ${(cold / adm).toFixed(2)}`);
-  console.log(`  kubeception no-op     ${s(noop).padStart(6)} s   ratio to kubeadm init ${(noop / adm).toFixed(2)}`);
-  console.log(`  kubeadm init          ${s(adm).padStart(6)} s`);
-  console.log('  note: kubeception cold includes TLS etcd, the bootstrap control plane, the self-hosted control plane, the pivot and the join service; kubeadm init stops at static pods (external plain-HTTP etcd, no CoreDNS).');
+  const noop = await kubeception(a!, 'converged re-run');
+  const adm = await kubeadmInit(b!);
+  table(cold, noop, adm);
 } finally {
   for (const h of hosts) await h.destroy();
 }

@@ -39,7 +39,7 @@ try {
   const [cp, w, acp, aw] = await Promise.all(['cp', 'w', 'acp', 'aw'].map((n) => bootHost({ name: `${prefix}-${n}`, kubelet: true })));
   hosts.push(cp!, w!, acp!, aw!);
   await importKubeceptionImage(cp!);
-  for (const h of [cp!, w!]) await writeConfig(h, { distro: 'debian' });
+  for (const h of [cp!, w!]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
   const boot = await kc(cp!, ['run', 'bootstrap'], { timeoutMs: 900_000 });
   if (boot.code !== 0) throw new Error(`bootstrap failed: ${boot.stderr}`);
   const args = boot.stdout.split('\n').find((l) => l.includes('kubeception run join'))!.trim().split(/\s+/).slice(4);

@@ -11,22 +11,20 @@
  */
 import { parseArgs } from 'citty';
 import process from 'node:process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { ExitCode, InputError, KubeceptionError, isBadInput } from './errors.ts';
-import { loadConfig } from './config/load.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile } from './tasks.ts';
-import { runTask } from './runner.ts';
-import { formatPlan, planTask } from './plan.ts';
-import { Redactor, jsonLines, redactingLogger } from './events.ts';
-import { makeContext, type HostBackends, realBackends, dryRunBackends } from './runtime.ts';
+import { ExitCode, KubeceptionError, isBadInput } from './errors.ts';
+import { Redactor, redactingLogger } from './events.ts';
+import { PACKAGE_DIR } from './package.ts';
+import { USAGE, unknownCommand, unknownFlag, unknownStep, usageError, versionText } from './usage.ts';
+import { guardStdout } from './stdio.ts';
+import type { HostBackends } from './runtime.ts';
 import type { RunOptions } from './context.ts';
-import { parseDuration } from './join/token.ts';
-import { approveCsrsCommand, serveJoinCommand, tokenCommand } from './commands.ts';
-import { caCertHashes, joinToken } from './join/flags.ts';
+
+// Start-up: only what `--help` and argument errors need is imported above; every command imports
+// its modules when it runs (`await import(…)` below), so `kubeception --help` does not load the
+// apiserver client, listr2 or D-Bus.
 
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
-export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+export { PACKAGE_DIR };
 
 const ARGS = {
   command: { type: 'positional', required: false },
@@ -44,31 +42,20 @@ const ARGS = {
   'token-file': { type: 'string' },
   'ca-cert-hash': { type: 'string' },
   'discovery-timeout': { type: 'string' },
+  'wait-for-network': { type: 'boolean' },
   ttl: { type: 'string' },
   description: { type: 'string' },
   'print-join-command': { type: 'boolean' },
   listen: { type: 'string' },
   'tls-dir': { type: 'string' },
   'rate-limit': { type: 'string' },
+  kubeception: { type: 'string' },
   help: { type: 'boolean' },
+  version: { type: 'boolean' },
 } as const;
 
-const USAGE = `usage:
-  kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
-                         [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
-  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
-      (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN)
-  kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
-  kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
-  kubeception token list [--output json]
-  kubeception token delete ID
-  kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
-  kubeception approve-csrs                                                   (inside the cluster)
-IDS is a comma-separated list of step ids (or preflight check ids).`;
-
-function usageError(why: string): InputError {
-  return new InputError('usage', { what: 'command line', why, fix: USAGE });
-}
+/** Site task and config files import from `kubeception`: map it to this package (once, on first need). */
+const selfResolve = async () => (await import('./self-resolve.ts')).resolveKubeceptionToSelf();
 
 const list = (s: unknown) => (typeof s === 'string' ? s.split(',').map((x) => x.trim()).filter(Boolean) : []);
 
@@ -78,20 +65,20 @@ export interface CliIO {
   stderr: (s: string) => void;
   cwd: string;
   isTTY: boolean;
+  /** True once stdout's reader went away (`| head`): the run goes on, the summary goes to stderr. */
+  stdoutClosed?: () => boolean;
 }
 
-const defaultIO = (): CliIO => ({
-  stdout: (s) => process.stdout.write(s),
-  stderr: (s) => process.stderr.write(s),
-  cwd: process.cwd(),
-  isTTY: !!process.stdout.isTTY,
-});
+const defaultIO = (): CliIO => {
+  const [out, err] = [guardStdout(process.stdout), guardStdout(process.stderr)];
+  return { stdout: (s) => out.write(s), stderr: (s) => err.write(s), cwd: process.cwd(), isTTY: !!process.stdout.isTTY, stdoutClosed: () => out.closed };
+};
 
 function parse(argv: string[]) {
   const known = new Set(Object.keys(ARGS).flatMap((k) => [k, k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())]));
   for (const a of argv) {
     const m = /^--(?:no-)?([^=]+)/.exec(a);
-    if (m && !known.has(m[1]!)) throw usageError(`unknown flag --${m[1]}`);
+    if (m && !known.has(m[1]!)) throw unknownFlag(m[1]!, Object.keys(ARGS));
   }
   const args = parseArgs(argv, ARGS) as Record<string, unknown> & { _: string[] };
   const maxPositionals = args._[0] === 'token' && args._[1] === 'delete' ? 3 : 2;
@@ -115,28 +102,40 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
   };
   try {
     const args = parse(argv);
+    if (args.version) {
+      io.stdout(`${versionText(PACKAGE_DIR)}\n`);
+      return ExitCode.ok;
+    }
     if (args.help || args.command === undefined) {
       io.stdout(`${USAGE}\n`);
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
-    if (args.command === 'serve-join') return await serveJoinCommand(args, io);
-    if (args.command === 'approve-csrs') return await approveCsrsCommand(io);
+    if (args.command === 'serve-join') return await (await import('./commands.ts')).serveJoinCommand(args, io);
+    if (args.command === 'approve-csrs') return await (await import('./commands.ts')).approveCsrsCommand(io);
+    if (args.command === 'init')
+      return await (await import('./commands/init.ts')).initCommand({ dir: args.task as string | undefined, cwd: io.cwd, packageDir: PACKAGE_DIR, kubeception: args.kubeception as string | undefined, stdout: io.stdout });
     if (args.command === 'token') {
+      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts'), selfResolve()]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
-    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, token, serve-join or approve-csrs)`);
+    if (args.command !== 'run' && args.command !== 'plan') throw unknownCommand(String(args.command));
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
+    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile }, { caCertHashes, joinToken }] = await Promise.all([
+      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'), import('./join/flags.ts'), selfResolve(),
+    ]);
     const token = await joinToken(args, process.env);
     redactor.add(token);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
     if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
     const options: RunOptions = {
       ignorePreflightErrors: new Set(list(args['ignore-preflight-errors'])),
+      ignorePreflightErrorsFlag: list(args['ignore-preflight-errors']),
       joinUrl: args.url as string | undefined,
       token,
       caCertHash: caCertHashes(argv),
       discoveryTimeoutMs: discoveryTimeout,
+      waitForNetwork: args['wait-for-network'] === true,
       addSecret: (v) => redactor.add(v),
     };
     if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');
@@ -150,34 +149,28 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     // Preflight guards every host write: --only selects it too unless --skip names it.
     if (sel.only.length && task.steps.some((s) => s.spec.id === 'preflight') && !sel.skip.includes('preflight') && !sel.only.includes('preflight')) sel.only.push('preflight');
     const ids = new Set(task.steps.map((s) => s.spec.id));
-    for (const id of [...sel.only, ...sel.skip]) if (!ids.has(id)) throw usageError(`--only/--skip: task ${task.name} has no step "${id}" (steps: ${[...ids].join(', ')})`);
+    for (const id of [...sel.only, ...sel.skip]) if (!ids.has(id)) throw unknownStep(task.name, id, [...ids]);
     const dry = args.command === 'plan' || args['dry-run'] === true;
+    const { makeContext, realBackends, dryRunBackends } = await import('./runtime.ts');
     const hb = backends ?? (dry ? dryRunBackends() : realBackends());
     try {
       const ctxFor = (step: string, log: import('./context.ts').Logger, signal: AbortSignal) =>
         makeContext({ config, options, backends: hb, log: redactingLogger(log, redactor), signal, packageDir: PACKAGE_DIR, step });
       if (dry) {
+        const { formatPlan, planTask } = await import('./plan.ts');
         const silent = { info() {}, warn() {} };
         const entries = await planTask(task, ctxFor('plan', silent, new AbortController().signal), sel);
         if (json) io.stdout(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries })}\n`);
         else io.stdout(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`, `node: ${config.nodeName} (${config.localAPIEndpoint.advertiseAddress})`]));
         return ExitCode.ok;
       }
-      const result = await runTask(task, ctxFor, {
-        ...sel,
-        concurrent: args.concurrent === true,
-        renderer: json ? 'silent' : 'default',
-        sink: json ? jsonLines(io.stdout, redactor) : undefined,
-      });
-      if (result.status === 'done') {
-        // The join command holds a token: printed once for the operator, never in logs or events.
-        if (hb.state.joinCommand && !json) io.stdout(`\nTo join workers, run on each (as root):\n\n  ${hb.state.joinCommand}\n\n`);
-        return ExitCode.ok;
-      }
-      report(result.error);
-      if (isBadInput(result.error)) return ExitCode.badInput;
-      io.stderr(`step ${result.failedStep} failed\n`);
-      return ExitCode.stepFailed;
+      const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('./runner.ts'), import('./run-output.ts')]);
+      const rec = recordingSink(io, redactor, json);
+      const result = await runTask(task, ctxFor, { ...sel, concurrent: args.concurrent === true, renderer: json ? 'silent' : 'default', sink: rec.sink });
+      if (result.status !== 'done') report(result.error);
+      printRunEnd(io, redactor, json, { task: task.name, ...result, events: rec.events, state: hb.state, config });
+      if (result.status === 'done') return ExitCode.ok;
+      return isBadInput(result.error) ? ExitCode.badInput : ExitCode.stepFailed;
     } finally {
       hb.close();
     }

@@ -8,9 +8,6 @@ import { join } from 'node:path';
 import { ExitCode, InputError } from './errors.ts';
 import { RealFiles } from './host/files.ts';
 import { cluster } from './k8s/apiserver.ts';
-import { serveJoin } from './join/server.ts';
-import { watchDiscoverySource } from './join/watch-source.ts';
-import { runApprover } from './join/csr-approver.ts';
 import { parseDuration, remainingMs } from './join/token.ts';
 import { caCertHash, createToken, deleteToken, joinCommand, syncTokenIndex } from './join/tokens-api.ts';
 import type { Redactor } from './events.ts';
@@ -73,6 +70,8 @@ export async function serveJoinCommand(args: Args, io: IO): Promise<number> {
   if (rate !== undefined && !(Number.isInteger(rate) && rate > 0)) throw usage('--rate-limit must be a positive integer (requests per second per client)', 'e.g. --rate-limit 100');
   const dir = args['tls-dir'] as string;
   const [certPem, keyPem] = await Promise.all(['tls.crt', 'tls.key'].map((f) => fs.readFile(join(dir, f), 'utf8')));
+  // Loaded only here: the CLI's other commands start without the server's libraries.
+  const [{ serveJoin }, { watchDiscoverySource }] = await Promise.all([import('./join/server.ts'), import('./join/watch-source.ts')]);
   const source = watchDiscoverySource();
   const server = await serveJoin({ listen: args.listen as string, tls: { certPem: certPem!, keyPem: keyPem! }, source, limits: rate ? { ratePoints: rate } : {}, log: stamp(io) });
   await untilSignal();
@@ -83,6 +82,7 @@ export async function serveJoinCommand(args: Args, io: IO): Promise<number> {
 
 /** `kubeception approve-csrs`: the CSR approver, in-cluster; runs until SIGTERM. */
 export async function approveCsrsCommand(io: IO): Promise<number> {
+  const { runApprover } = await import('./join/csr-approver.ts');
   const ac = new AbortController();
   runApprover(stamp(io), 'in-cluster', ac.signal);
   stamp(io)('CSR approver started');

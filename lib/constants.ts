@@ -5,6 +5,11 @@
 
 /** Default Kubernetes version of the control-plane images (the version the test bed builds). */
 export const DEFAULT_KUBERNETES_VERSION = 'v1.34.4';
+/**
+ * Key algorithm of every generated key when `encryptionAlgorithm` is unset (kubeadm's field and
+ * values; kubeadm defaults to RSA-2048). See the README's "Key algorithms" for the measurement.
+ */
+export const DEFAULT_ENCRYPTION_ALGORITHM = 'RSA-2048' as const;
 export const DEFAULT_IMAGE_REPOSITORY = 'registry.k8s.io';
 /** The kubeception image the join service runs: built locally (Containerfile, or test/bed/kubeception-image.sh). */
 export const DEFAULT_JOIN_IMAGE = 'localhost/kubeception:v0.1.0';

@@ -17,6 +17,8 @@ export interface Logger {
 export interface RunOptions {
   /** `--ignore-preflight-errors`: preflight check ids (or `all`) to report as warnings. */
   ignorePreflightErrors: ReadonlySet<string>;
+  /** The ids given by the `--ignore-preflight-errors` flag alone: preflight refuses ids no check has. */
+  ignorePreflightErrorsFlag?: readonly string[];
   /** `join --url`: the join service URL. */
   joinUrl?: string;
   /** `join --token`. Never logged. */
@@ -25,6 +27,8 @@ export interface RunOptions {
   caCertHash?: string;
   /** `join --discovery-timeout`: how long to retry an unreachable join service, in ms. Default 60 000. */
   discoveryTimeoutMs?: number;
+  /** `join --wait-for-network`: wait until the pod network is up on this node (its `wait-node-network` step). */
+  waitForNetwork?: boolean;
   /** Registers a secret value (e.g. a token created during the run) so no output shows it. */
   addSecret: (value: string) => void;
 }
@@ -43,6 +47,12 @@ export interface TaskState {
   join?: { apiserver: string; caPem: string };
   /** Written by `bootstrap-token`: the join command for workers (holds the token; printed once, never logged). */
   joinCommand?: string;
+  /**
+   * Written by `bootstrap-token`: how workers join, without the secret — the join service URL, the CA
+   * hash (`sha256:<hex>`), the token id, and whether this run created the token (only then does the
+   * end-of-run summary print the join command).
+   */
+  joinInfo?: { url: string; caCertHash: string; tokenId: string; tokenCreated: boolean };
 }
 
 /** The context passed to every `run` and `skipIf`. */

@@ -45,7 +45,24 @@ export interface StepSpec<C, Id extends string = string> {
   readonly run?: RunFn<C>;
 }
 
-const KEBAB = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+/** Kebab-case segments, `/`-separated as kubeadm's sub-phases (`addon/coredns`). */
+const KEBAB = /^[a-z0-9]+(-[a-z0-9]+)*(\/[a-z0-9]+(-[a-z0-9]+)*)*$/;
+
+/**
+ * A step built with a value that is not a function (typically an import that does not exist, which
+ * CommonJS-loaded task files see as `undefined`). Thrown while the task file is imported, so the
+ * loader reports the file, line and step before anything runs.
+ */
+export class StepDefinitionError extends TypeError {
+  constructor(readonly stepId: string, message: string) {
+    super(`step "${stepId}": ${message}`);
+    this.name = 'StepDefinitionError';
+  }
+}
+
+function mustBeFunction(id: string, method: string, fn: unknown): void {
+  if (typeof fn !== 'function') throw new StepDefinitionError(id, `.${method}() needs a function, got ${fn === null ? 'null' : typeof fn}`);
+}
 
 /** An immutable step builder. Every method returns a new builder. */
 export class Step<C = Context, Id extends string = string> {
@@ -61,8 +78,12 @@ export class Step<C = Context, Id extends string = string> {
     return this.with({ needs: Object.freeze([...this.spec.needs, ...ids]) });
   }
 
-  /** Skip this step when `fn` returns a reason. Several predicates: the first reason wins. */
+  /**
+   * Skip this step when `fn` returns a reason. Several predicates: the first reason wins.
+   * @throws StepDefinitionError if `fn` is not a function.
+   */
   skipIf(fn: SkipFn<C>): Step<C, Id> {
+    mustBeFunction(this.spec.id, 'skipIf', fn);
     return this.with({ skipIf: Object.freeze([...this.spec.skipIf, fn]) });
   }
 
@@ -84,18 +105,20 @@ export class Step<C = Context, Id extends string = string> {
     return this.with({ title: text });
   }
 
-  /** The step body. */
+  /** The step body. @throws StepDefinitionError if `fn` is not a function. */
   run(fn: RunFn<C>): Step<C, Id> {
+    mustBeFunction(this.spec.id, 'run', fn);
     return this.with({ run: fn });
   }
 }
 
 /**
- * Starts a step builder. `id` is kebab-case and, where one exists, kubeadm's phase name.
+ * Starts a step builder. `id` is kebab-case (`/` between a phase and its sub-phase) and, where one
+ * exists, kubeadm's phase name.
  * @throws TypeError if `id` is not kebab-case.
  */
 export function step<const Id extends string, C = Context>(id: Id): Step<C, Id> {
-  if (!KEBAB.test(id)) throw new TypeError(`step id "${id}" must be kebab-case ([a-z0-9-])`);
+  if (!KEBAB.test(id)) throw new TypeError(`step id "${id}" must be kebab-case ([a-z0-9-], "/" between segments)`);
   return new Step<C, Id>(Object.freeze({ id, title: id, needs: Object.freeze([]), skipIf: Object.freeze([]) }));
 }
 

@@ -74,12 +74,14 @@ export class HostStateError extends InputError {}
 /** Preflight checks failed. Exit code 2. `checks` lists the stable ids of the failed checks. */
 export class PreflightError extends InputError {
   constructor(
-    readonly checks: readonly { id: string; message: string; fix: string }[],
+    readonly checks: readonly { id: string; message: string; fix: string; ignorable?: boolean }[],
   ) {
+    // Only checks of host state can be skipped; a malformed flag is fixed, not ignored.
+    const skippable = checks.filter((c) => c.ignorable !== false).map((c) => c.id);
     super('preflight', {
       what: checks.map((c) => c.id).join(', '),
       why: checks.map((c) => `[${c.id}] ${c.message}`).join('; '),
-      fix: `${checks.map((c) => c.fix).join('; ')} (or skip a check with --ignore-preflight-errors=<id>)`,
+      fix: `${checks.map((c) => c.fix).join('; ')}${skippable.length ? ` (or skip a check with --ignore-preflight-errors=${skippable.length === 1 ? skippable[0] : '<id>'})` : ''}`,
     });
   }
 }

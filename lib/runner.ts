@@ -7,7 +7,7 @@
  * dependents; after a failure no further step starts (dependents are reported skipped with the
  * failed step's name). With `concurrent`, independent steps run at the same time.
  */
-import { Listr } from 'listr2';
+import type { Listr } from 'listr2';
 import { KubeceptionError, TimeoutError } from './errors.ts';
 import { order } from './graph.ts';
 import { withRetry } from './util/retry.ts';
@@ -121,6 +121,7 @@ export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts
   const changedSoFar: string[] = []; // "step (detail)" of every step that reported a change
   const blocked = new Map<string, string>(); // step → failed step it depends on
 
+  const { Listr } = await import('listr2'); // not at the top: `plan` never renders a run
   const listr = new Listr(
     specs.map((spec) => ({
       title: spec.title,

@@ -7,10 +7,11 @@
  */
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { TaskDefinitionError } from './errors.ts';
 import { applyEdits } from './graph.ts';
-import { loadErrorText } from './config/load.ts';
+import { taskLoadError } from './task-load-error.ts';
+import { didYouMean } from './util/suggest.ts';
+import { importModule } from './package.ts';
 import type { Overrides, Step, Task } from './dsl.ts';
 import type { Context } from './context.ts';
 
@@ -25,7 +26,7 @@ export async function findTaskFile(name: string, cwd: string, packageDir: string
     if (await exists(file)) return file;
   }
   const known = (await fs.readdir(join(packageDir, 'tasks'))).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
-  throw new TaskDefinitionError('task-unknown', { what: `task "${name}"`, why: `no tasks/${name}.ts in ${cwd} or in the package`, fix: `use one of: ${known.join(', ')}` });
+  throw new TaskDefinitionError('task-unknown', { what: `task "${name}"`, why: `no tasks/${name}.ts in ${cwd} or in the package${didYouMean(name, known)}`, fix: `use one of: ${known.join(', ')}` });
 }
 
 function isTask(v: unknown): v is Task<Context> {
@@ -34,16 +35,34 @@ function isTask(v: unknown): v is Task<Context> {
   return !!t && typeof t.name === 'string' && Array.isArray(t.steps) && t.steps.every((s) => typeof (s as Step<Context>)?.spec?.id === 'string');
 }
 
-/** Imports a task file. @throws TaskDefinitionError `task-invalid` if its default export is not a task. */
-export async function loadTaskFile(file: string): Promise<Task<Context>> {
-  let mod: { default?: unknown };
+/** The first step whose body or skip predicates are not functions (a task built without the DSL). */
+function badStep(t: Task<Context>): string | undefined {
+  const fn = (f: unknown) => typeof f === 'function';
+  return t.steps.find((s) => (s.spec.run !== undefined && !fn(s.spec.run)) || !Array.isArray(s.spec.skipIf) || !s.spec.skipIf.every(fn))?.spec.id;
+}
+
+/** Imports a module the CLI runs code from, turning any failure into an error naming file, line and step. */
+export async function importTaskModule(file: string): Promise<{ default?: unknown }> {
   try {
-    mod = await import(pathToFileURL(file).href);
+    return (await importModule(file)) as { default?: unknown };
   } catch (err) {
-    throw new TaskDefinitionError('task-invalid', { what: file, why: `cannot load it: ${loadErrorText(err)}`, fix: 'fix the error in the task file', cause: err });
+    throw await taskLoadError(file, err);
   }
+}
+
+/**
+ * Imports a task file.
+ * @throws TaskDefinitionError `task-import` (an import the package does not export, with line and
+ *   symbol), `task-invalid` (cannot load, naming line and step; default export not a task; a step
+ *   whose body is not a function).
+ */
+export async function loadTaskFile(file: string): Promise<Task<Context>> {
+  const mod = await importTaskModule(file);
   if (!isTask(mod.default))
     throw new TaskDefinitionError('task-invalid', { what: file, why: 'its default export is not a task', fix: "end the file with `export default task('name', [ step(...), ... ])`" });
+  const bad = badStep(mod.default);
+  if (bad !== undefined)
+    throw new TaskDefinitionError('task-invalid', { what: `${file} (step ${bad})`, why: 'its run or skipIf is not a function', fix: 'build steps with step(id).run(fn) from kubeception/dsl, with functions from kubeception/steps' });
   return mod.default;
 }
 
@@ -55,7 +74,7 @@ export async function loadTaskFile(file: string): Promise<Task<Context>> {
 export async function applyDistroOverrides(t: Task<Context>, distro: string, packageDir: string): Promise<Task<Context>> {
   const file = join(packageDir, 'distros', distro, 'overrides.ts');
   if (!(await exists(file))) return t;
-  const mod = (await import(pathToFileURL(file).href)) as { default?: Record<string, Overrides<Context, string>> };
+  const mod = (await importTaskModule(file)) as { default?: Record<string, Overrides<Context, string>> };
   const o = mod.default?.[t.name];
   if (!o) return t;
   if (!Array.isArray((o as Overrides<Context, string>).edits))

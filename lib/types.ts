@@ -8,7 +8,12 @@
  */
 
 /** Key types kubeception can generate, named as kubeadm's `encryptionAlgorithm`. */
-export type EncryptionAlgorithm = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256';
+export type EncryptionAlgorithm = 'RSA-2048' | 'RSA-3072' | 'RSA-4096' | 'ECDSA-P256' | 'ECDSA-P384';
+
+/** `networking.plugin`: the pod network kubeception installs, or `none`. */
+export type PodNetworkPlugin = 'flannel' | 'none';
+/** flannel's backend: VXLAN overlay (works across L3 networks) or host-gw (routes; nodes on one L2 network). */
+export type FlannelBackend = 'vxlan' | 'host-gw';
 
 /** `extraArgs` of a component: flag name (without `--`) → value. */
 export type ExtraArgs = Record<string, string>;
@@ -27,7 +32,19 @@ export interface KubeceptionConfig {
   bootstrapAPIEndpoint?: { bindPort?: number };
   /** Stable address (DNS name or IP, optional `:port`) for the control plane; added to the apiserver SANs. */
   controlPlaneEndpoint?: string;
-  networking?: { podSubnet?: string; serviceSubnet?: string; dnsDomain?: string };
+  networking?: {
+    podSubnet?: string;
+    serviceSubnet?: string;
+    dnsDomain?: string;
+    /** The pod network addon: `flannel` (default) or `none` (install your own; CoreDNS stays Pending until then). */
+    plugin?: PodNetworkPlugin;
+    /** flannel's settings: `backend` `vxlan` (default) or `host-gw`; full image references to use instead of the pinned ones. */
+    flannel?: { backend?: FlannelBackend; image?: string; cniPluginImage?: string };
+  };
+  /** The CoreDNS addon (kubeadm's `dns`): `disabled` skips it for good; image overrides as kubeadm's. */
+  dns?: { disabled?: boolean; imageRepository?: string; imageTag?: string };
+  /** The kube-proxy addon (kubeadm's `proxy`): `disabled` skips it for good (e.g. a CNI that replaces it). */
+  proxy?: { disabled?: boolean };
   /** Directory of the PKI (kubeadm's `certificatesDir`). Default from the distro. */
   certificatesDir?: string;
   /** Key algorithm for every generated key. Default `RSA-2048`. */
@@ -96,4 +113,9 @@ export interface ResolvedConfig {
   kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; cgroupDriverSet?: boolean; criSocket: string; extraConfig: Record<string, unknown> };
   ignorePreflightErrors: string[];
   joinService: { image: string };
+  /** From `networking.plugin` and `networking.flannel`, images resolved. */
+  podNetwork: { plugin: PodNetworkPlugin; flannel: { backend: FlannelBackend; image: string; cniPluginImage: string } };
+  /** From `dns`: the CoreDNS image resolved (kubeadm's `GetDNSImage`). */
+  dns: { disabled: boolean; image: string };
+  proxy: { disabled: boolean };
 }

@@ -6,7 +6,7 @@
  * preflight → certs → kubeconfig → etcd → kubelet-config → bootstrap-control-plane → kubelet-start →
  * wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
  * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane →
- * bootstrap-token → join-service
+ * addon/kube-proxy → addon/flannel → addon/coredns → bootstrap-token → join-service
  */
 import { step, task } from '../lib/dsl.ts';
 import { controlPlaneChecks, runPreflight } from '../lib/steps/preflight.ts';
@@ -27,27 +27,29 @@ import {
   writeBootstrapControlPlane,
 } from '../lib/steps/control-plane.ts';
 import { ensureBootstrapToken, ensureJoinService } from '../lib/steps/join-service.ts';
+import { applyCoreDNS, applyFlannel, applyKubeProxy, disabledEarlier, noPodNetwork } from '../lib/steps/addons.ts';
+import { networkChecks } from '../lib/steps/network-checks.ts';
 
 export default task('bootstrap', [
-  step('preflight').title('preflight: host, ports, binaries, etcd data dir, PKI').run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck])),
+  step('preflight').title('preflight: host, ports, binaries, etcd data dir, PKI, DNS and pod network').run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck, ...networkChecks])),
   step('certs').needs('preflight').title('certs: reconcile the PKI').run(reconcileCerts),
   step('kubeconfig').needs('certs').title('kubeconfig: admin, controller-manager, scheduler, kubelet').run(ensureKubeconfigs),
   step('etcd').needs('certs').title('etcd: configure, start through systemd, wait healthy').timeout(120_000).run(ensureEtcd),
   step('kubelet-config').needs('kubeconfig').title('kubelet-config: config.yaml, unit drop-in, kubeconfig target').run(ensureKubeletConfig),
   step('bootstrap-control-plane')
-    .needs('etcd', 'kubeconfig')
+    .needs('certs', 'kubeconfig')
     .title('bootstrap-control-plane: static pods for the temporary control plane')
     .skipIf(selfHostedServing)
     .run(writeBootstrapControlPlane),
   step('kubelet-start').needs('kubelet-config', 'bootstrap-control-plane').title('kubelet-start: enable and start the kubelet').run(startKubelet),
   step('wait-bootstrap-control-plane')
-    .needs('kubelet-start')
+    .needs('kubelet-start', 'etcd')
     .title('wait-bootstrap-control-plane: bootstrap kube-apiserver ready')
     .skipIf(selfHostedServing)
     .run(waitBootstrapControlPlane),
   step('self-hosted-control-plane')
     .needs('wait-bootstrap-control-plane')
-    .title('self-hosted-control-plane: apply kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy')
+    .title('self-hosted-control-plane: apply kube-apiserver, kube-controller-manager, kube-scheduler')
     .retry({ tries: 3, delayMs: 2_000 })
     .run(applySelfHostedControlPlane),
   step('wait-node-registered').needs('self-hosted-control-plane').title('wait-node-registered: the kubelet registered the Node').run(waitNodeRegistered),
@@ -63,9 +65,13 @@ export default task('bootstrap', [
     .title('remove-bootstrap-control-plane: delete the bootstrap static pods')
     .skipIf(selfHostedServing)
     .run(removeBootstrapControlPlane),
+  step('addon/kube-proxy').needs('remove-bootstrap-control-plane').title('addon/kube-proxy: the kube-proxy DaemonSet').skipIf(disabledEarlier('kube-proxy')).run(applyKubeProxy),
+  step('addon/flannel').needs('addon/kube-proxy').title('addon/flannel: the pod network (flannel DaemonSet)').skipIf(disabledEarlier('flannel')).run(applyFlannel),
+  step('addon/coredns').needs('addon/flannel').title('addon/coredns: CoreDNS and the kube-dns Service').skipIf(disabledEarlier('coredns')).run(applyCoreDNS),
   step('bootstrap-token')
-    .needs('remove-bootstrap-control-plane')
+    .needs('addon/coredns')
     .title('bootstrap-token: TLS-bootstrap RBAC and a token for joining workers')
+    .skipIf(noPodNetwork)
     .run(ensureBootstrapToken),
-  step('join-service').needs('bootstrap-token').title('join-service: kubeception in kube-system on NodePort 30000').run(ensureJoinService),
+  step('join-service').needs('bootstrap-token').title('join-service: kubeception in kube-system on NodePort 30000').skipIf(noPodNetwork).run(ensureJoinService),
 ]);

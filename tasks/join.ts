@@ -8,6 +8,7 @@ import { step, task } from '../lib/dsl.ts';
 import { runPreflight, workerChecks } from '../lib/steps/preflight.ts';
 import { alreadyJoined, discover, joinFlagChecks, notControlPlaneCheck, waitKubeletBootstrap, writeWorkerKubelet } from '../lib/steps/join.ts';
 import { startKubelet } from '../lib/steps/kubelet.ts';
+import { NODE_NETWORK_TIMEOUT_MS, networkWaitNotRequested, waitNodeNetwork } from '../lib/steps/join-network.ts';
 
 export default task('join', [
   step('preflight')
@@ -17,4 +18,10 @@ export default task('join', [
   step('kubelet-config').needs('discovery').title('kubelet-config: CA, bootstrap kubeconfig, config.yaml, drop-in').run(writeWorkerKubelet),
   step('kubelet-start').needs('kubelet-config').title('kubelet-start: enable and start the kubelet').run(startKubelet),
   step('wait-kubelet-bootstrap').needs('kubelet-start').title('wait-kubelet-bootstrap: client certificate via CSR').run(waitKubeletBootstrap),
+  step('wait-node-network')
+    .needs('wait-kubelet-bootstrap')
+    .title('wait-node-network: the pod network is up on this node (--wait-for-network)')
+    .skipIf(networkWaitNotRequested)
+    .timeout(NODE_NETWORK_TIMEOUT_MS + 30_000)
+    .run(waitNodeNetwork),
 ]);

@@ -9,8 +9,8 @@
 import { promises as fs } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../errors.ts';
+import { importModule } from '../package.ts';
 import type { KubeceptionConfig, ResolvedConfig, DistroSettings } from '../types.ts';
 import { parseConfig, parseDistro } from './schema.ts';
 import { parseToml } from './toml.ts';
@@ -56,7 +56,7 @@ export function loadErrorText(err: unknown): string {
 export async function loadConfigFile(file: string): Promise<KubeceptionConfig> {
   let mod: { default?: unknown };
   try {
-    mod = await import(pathToFileURL(file).href);
+    mod = (await importModule(file)) as { default?: unknown };
   } catch (err) {
     throw new ConfigError('config-load', { what: file, why: `cannot load it: ${loadErrorText(err)}`, fix: 'fix the error in the config file (it must be a module whose default export is the config)', cause: err });
   }

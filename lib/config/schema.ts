@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
+import { closestName, didYouMean } from '../util/suggest.ts';
 import type { DistroSettings, KubeceptionConfig } from '../types.ts';
 
 const extraArgs = z.record(z.string(), z.string());
@@ -19,10 +20,18 @@ const configSchema = z.strictObject({
   bootstrapAPIEndpoint: z.strictObject({ bindPort: port.optional() }).optional(),
   controlPlaneEndpoint: str.optional(),
   networking: z
-    .strictObject({ podSubnet: str.optional(), serviceSubnet: str.optional(), dnsDomain: str.optional() })
+    .strictObject({
+      podSubnet: str.optional(),
+      serviceSubnet: str.optional(),
+      dnsDomain: str.optional(),
+      plugin: z.enum(['flannel', 'none']).optional(),
+      flannel: z.strictObject({ backend: z.enum(['vxlan', 'host-gw']).optional(), image: str.optional(), cniPluginImage: str.optional() }).optional(),
+    })
     .optional(),
+  dns: z.strictObject({ disabled: z.boolean().optional(), imageRepository: str.optional(), imageTag: str.optional() }).optional(),
+  proxy: z.strictObject({ disabled: z.boolean().optional() }).optional(),
   certificatesDir: str.optional(),
-  encryptionAlgorithm: z.enum(['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256']).optional(),
+  encryptionAlgorithm: z.enum(['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256', 'ECDSA-P384']).optional(),
   imageRepository: str.optional(),
   apiServer: z.strictObject({ extraSANs: z.array(str).optional(), extraArgs: extraArgs.optional() }).optional(),
   controllerManager: z.strictObject({ extraArgs: extraArgs.optional() }).optional(),
@@ -52,15 +61,37 @@ const distroSchema = z.strictObject({
   criSocket: str,
 });
 
-function fail(file: string, err: z.ZodError): never {
+/** Field names the object schema at `path` accepts (for "did you mean"). */
+function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  // biome-ignore lint/suspicious/noExplicitAny: walking zod's optional/object wrappers structurally
+  const unwrap = (x: any) => {
+    while (x && typeof x.unwrap === 'function') x = x.unwrap();
+    return x;
+  };
+  let s = unwrap(schema);
+  for (const p of path) s = unwrap(s?.shape?.[p]);
+  return s?.shape ? Object.keys(s.shape) : [];
+}
+
+/** One issue as `field: message`, with "did you mean" for an unknown key. */
+function issueText(schema: z.ZodType, i: z.core.$ZodIssue): string {
+  const at = i.path.join('.');
+  if (i.code !== 'unrecognized_keys') return `${at || '(root)'}: ${i.message}`;
+  const known = keysAt(schema, i.path);
+  return `${at ? `${at}: ` : ''}unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"${didYouMean(k, known)}`).join(', ')}`;
+}
+
+function fail(file: string, err: z.ZodError, schema: z.ZodType): never {
   const first = err.issues[0]!;
-  const field = first.path.join('.') || '(root)';
-  const all = err.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+  const field = first.code === 'unrecognized_keys' ? [...first.path, first.keys[0]].join('.') : first.path.join('.') || '(root)';
+  const all = err.issues.map((i) => issueText(schema, i)).join('; ');
   throw new ConfigError('config-invalid', {
     what: `${file}: ${field}`,
     why: all,
     fix:
-      first.code === 'unrecognized_keys'
+      first.code === 'unrecognized_keys' && closestName(first.keys[0]!, keysAt(schema, first.path))
+        ? `rename ${field} to ${[...first.path, closestName(first.keys[0]!, keysAt(schema, first.path))].join('.')}`
+        : first.code === 'unrecognized_keys'
         ? `remove or correct the key (field names are kubeadm's; see lib/types.ts for the accepted fields)`
         : `correct ${field} in ${file} (see lib/types.ts for the expected type)`,
   });
@@ -73,7 +104,7 @@ function fail(file: string, err: z.ZodError): never {
  */
 export function parseConfig(value: unknown, file: string): KubeceptionConfig {
   const r = configSchema.safeParse(value);
-  if (!r.success) fail(file, r.error);
+  if (!r.success) fail(file, r.error, configSchema);
   return r.data as KubeceptionConfig;
 }
 
@@ -83,6 +114,6 @@ export function parseConfig(value: unknown, file: string): KubeceptionConfig {
  */
 export function parseDistro(value: unknown, name: string, file: string): DistroSettings {
   const r = distroSchema.safeParse(value);
-  if (!r.success) fail(file, r.error);
+  if (!r.success) fail(file, r.error, distroSchema);
   return { name, ...r.data };
 }

@@ -15,6 +15,7 @@
 import { ConfigError } from '../errors.ts';
 import { cidrsOverlap, ipFamily, isIP, networkOf, normalizeIP, parseCidr, type Cidr } from '../net/cidr.ts';
 import { RESERVED_FLAGS } from '../../manifests/flags.ts';
+import { resolveAddons } from './addons.ts';
 import * as C from '../constants.ts';
 import type { DistroSettings, KubeceptionConfig, ResolvedConfig } from '../types.ts';
 
@@ -80,7 +81,9 @@ function resolveAdvertiseAddress(cfg: KubeceptionConfig, facts: HostFacts, file:
 
 function cidr(field: string, value: string, file: string): Cidr {
   const c = parseCidr(value);
-  if (typeof c === 'string') bad(field, file, c, `set ${field} to a CIDR such as 10.96.0.0/12`);
+  // The example is the field's own default: suggesting the serviceSubnet default for podSubnet would clash.
+  const example = field.endsWith('podSubnet') ? C.DEFAULT_POD_SUBNET : field.endsWith('serviceSubnet') ? C.DEFAULT_SERVICE_SUBNET : '10.0.0.0/16';
+  if (typeof c === 'string') bad(field, file, c, `set ${field} to a CIDR such as ${example}`);
   return c;
 }
 
@@ -171,9 +174,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
   if (!isDns1123Subdomain(dnsDomain)) bad('networking.dnsDomain', file, `"${dnsDomain}" is not a DNS-1123 subdomain`, 'use a domain such as cluster.local');
   const kubernetesVersion = cfg.kubernetesVersion ?? C.DEFAULT_KUBERNETES_VERSION;
   if (!/^v\d+\.\d+\.\d+$/.test(kubernetesVersion)) bad('kubernetesVersion', file, `"${kubernetesVersion}" is not a version like v1.34.4`, 'set kubernetesVersion to vMAJOR.MINOR.PATCH');
-  const encryptionAlgorithm = cfg.encryptionAlgorithm ?? 'RSA-2048';
-  if (encryptionAlgorithm === 'ECDSA-P256')
-    bad('encryptionAlgorithm', file, 'ECDSA-P256 is not supported: certificates are signed with node-forge, which signs with RSA keys only', 'use RSA-2048 (default), RSA-3072 or RSA-4096');
+  const encryptionAlgorithm = cfg.encryptionAlgorithm ?? C.DEFAULT_ENCRYPTION_ALGORITHM;
   const extraSANs = (cfg.apiServer?.extraSANs ?? []).map((s, i) => {
     if (isIP(s)) return normalizeIP(s);
     if (!isDns1123Subdomain(s.replace(/^\*\./, ''))) bad(`apiServer.extraSANs[${i}]`, file, `"${s}" is neither an IP address nor a DNS name`, 'use an IP or a lower-case DNS name');
@@ -189,6 +190,8 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
   if (cfg.imageRepository !== undefined && !IMAGE_REF.test(cfg.imageRepository)) bad('imageRepository', file, `"${cfg.imageRepository}" is not an image repository`, 'use e.g. registry.k8s.io or registry.example.com:5000/k8s');
   if (cfg.joinService?.image !== undefined && !/^[a-z0-9][^\s]*(:[\w.-]+|@sha256:[0-9a-f]{64})$/.test(cfg.joinService.image)) bad('joinService.image', file, `"${cfg.joinService.image}" is not an image reference with a tag or digest`, 'use e.g. registry.example.com/kubeception:v0.1.0');
   if (cfg.controlPlaneEndpoint !== undefined && !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/i.test(cfg.controlPlaneEndpoint)) bad('controlPlaneEndpoint', file, `"${cfg.controlPlaneEndpoint}" is not host[:port]`, 'give a DNS name or IP with an optional port and no scheme, e.g. cp.example.com:6443');
+  const imageRepository = cfg.imageRepository ?? C.DEFAULT_IMAGE_REPOSITORY;
+  const addons = resolveAddons(cfg, { kubernetesVersion, imageRepository, podSubnet, serviceSubnet }, file);
   return {
     distro,
     kubernetesVersion,
@@ -199,7 +202,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     networking: { podSubnet, serviceSubnet, dnsDomain },
     certificatesDir: cfg.certificatesDir ?? distro.paths.certificatesDir,
     encryptionAlgorithm,
-    imageRepository: cfg.imageRepository ?? C.DEFAULT_IMAGE_REPOSITORY,
+    imageRepository,
     apiServer: { extraSANs, extraArgs: cfg.apiServer?.extraArgs ?? {} },
     controllerManager: { extraArgs: cfg.controllerManager?.extraArgs ?? {} },
     scheduler: { extraArgs: cfg.scheduler?.extraArgs ?? {} },
@@ -207,6 +210,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', cgroupDriverSet: cfg.kubelet?.cgroupDriver !== undefined, criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
     ignorePreflightErrors: cfg.ignorePreflightErrors ?? [],
     joinService: { image: cfg.joinService?.image ?? C.DEFAULT_JOIN_IMAGE },
+    ...addons,
     ...(notices.length ? { notices } : {}),
   };
 }

@@ -2,7 +2,8 @@
  * Commands on the host: the one wrapper around `zx`. Arguments are passed as an argv array and
  * quoted by zx, never interpolated into a shell string.
  */
-import { $, which } from 'zx';
+// zx is imported on the first command, so commands that run none (`--help`, `plan`) do not load it.
+const zx = () => import('zx');
 import { CommandError } from '../errors.ts';
 
 /** Result of a finished command. */
@@ -35,6 +36,7 @@ export interface Shell {
 }
 
 async function runArgv(argv: string[], opts: CommandOptions = {}): Promise<CommandResult> {
+  const { $ } = await zx();
   const p = $({
     nothrow: true,
     quiet: true,
@@ -64,6 +66,7 @@ async function runArgv(argv: string[], opts: CommandOptions = {}): Promise<Comma
 }
 
 async function findBin(bin: string): Promise<string | undefined> {
+  const { which } = await zx();
   return (await which(bin, { nothrow: true })) ?? undefined;
 }
 

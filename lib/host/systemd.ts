@@ -5,7 +5,7 @@
  * Host effects: daemon reload, unit files enabled, units started/restarted/stopped.
  * @see https://www.freedesktop.org/wiki/Software/systemd/dbus/
  */
-import dbus from 'dbus-next';
+import type dbus from 'dbus-next';
 import { KubeceptionError, UnitError } from '../errors.ts';
 
 /** A unit's `ActiveState`: `active`, `inactive`, `failed`, `activating`, `deactivating`, `reloading`. */
@@ -60,7 +60,9 @@ export class DbusSystemd implements Systemd {
   private connect(): Promise<Manager> {
     this.manager ??= (async () => {
       try {
-        const bus = dbus.systemBus();
+        // Imported on first use: `--help` and `plan` without systemd queries never load dbus-next.
+        const { default: dbusNext } = await import('dbus-next');
+        const bus = dbusNext.systemBus();
         this.bus = bus;
         // A lost connection must surface as a typed error from the pending call, not crash the process.
         bus.on('error', (err: Error) => {

@@ -68,6 +68,14 @@ function unreachable(url: string, err: unknown, timeoutMs: number): KubeceptionE
   });
 }
 
+function notJoinService(base: string, url: URL, status: number, code: string | undefined): InputError {
+  return new InputError('join-not-join-service', {
+    what: base,
+    why: `${url.host} answered HTTP ${status}${code ? ` (${code})` : ''} to GET /cluster-info: it is not kubeception's join service (wrong port or path?)`,
+    fix: 'use the join URL printed by bootstrap or `kubeception token create --print-join-command`: https://<any node address>:30000',
+  });
+}
+
 /** Fetches cluster-info + JWS for the token id; retries connection errors, 429 and 503 until `timeoutMs`. */
 async function fetchClusterInfo(base: string, id: string, timeoutMs: number, signal?: AbortSignal): Promise<{ kubeconfig: string; jws: string }> {
   const url = new URL(`/cluster-info?token-id=${id}`, base);
@@ -83,6 +91,8 @@ async function fetchClusterInfo(base: string, id: string, timeoutMs: number, sig
       if (r.status === 200 && typeof body.kubeconfig === 'string' && typeof body.jws === 'string') return { kubeconfig: body.kubeconfig, jws: body.jws };
       if (body.code === 'token-expired') throw new JoinRefused('join-token-expired', { what: `--token ${id}.…`, why: body.message ?? 'the token has expired', fix: newTokenFix });
       if (body.code === 'token-unknown') throw new JoinRefused('join-token-unknown', { what: `--token ${id}.…`, why: body.message ?? 'the token is unknown', fix: newTokenFix });
+      // Any other client error is final: something answered, but not the join service (e.g. the apiserver's port).
+      if (r.status >= 400 && r.status < 500 && r.status !== 429) throw notJoinService(base, url, r.status, body.code);
       if (r.status === 429 || r.status === 503) await new Promise((res) => setTimeout(res, Math.min(r.retryAfterS ?? 1, 10) * 1000));
       throw new Error(`HTTP ${r.status} from ${url.href}${body.code ? ` (${body.code})` : ''}`);
     }, { tries: 1000, delayMs: 500, backoff: 2 }, { signal, maxRetryTimeMs: timeoutMs, maxDelayMs: 8_000 });

@@ -104,7 +104,7 @@ export async function serveJoin(opts: JoinServerOptions): Promise<{ port: number
     connectionsCheckingInterval: Math.min(1_000, lim.headersTimeoutMs),
   }, async (req, res) => {
     const peer = req.socket.remoteAddress ?? '?';
-    if (req.headers['content-length'] && req.headers['content-length'] !== '0' || req.headers['transfer-encoding']) {
+    if ((req.headers['content-length'] && req.headers['content-length'] !== '0') || req.headers['transfer-encoding']) {
       res.setHeader('connection', 'close');
       send(res, 413, { code: 'body-not-allowed', message: 'requests carry no body' });
       req.socket.destroySoon();

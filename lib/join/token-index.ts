@@ -6,7 +6,7 @@
  *
  * An entry: `<id>: {"expires":"<RFC 3339>"|null,"forgetAfter":"<RFC 3339>"|null}`. After `expires`
  * the token is answered "expired" until `forgetAfter` (expiry + the grace: as long as the token was
- * valid, at most {@link MAX_GRACE_MS}); then "unknown". The Secret itself is deleted at expiry by the
+ * valid, at least {@link MIN_GRACE_MS}, at most {@link MAX_GRACE_MS}); then "unknown". The Secret itself is deleted at expiry by the
  * controller-manager's tokencleaner (kubeadm's default), so the grace costs no live credential.
  */
 import type { TokenInfo } from './token.ts';
@@ -15,6 +15,8 @@ import type { TokenInfo } from './token.ts';
 export const TOKEN_INDEX_NAME = 'kubeception-bootstrap-token-index';
 /** The longest an expired token is still answered "expired". */
 export const MAX_GRACE_MS = 24 * 3_600_000;
+/** The shortest: a worker told at once still has time to read the answer. */
+export const MIN_GRACE_MS = 60_000;
 
 /** One entry; instants as epoch milliseconds, undefined = never. */
 export interface IndexEntry {
@@ -48,9 +50,9 @@ export function renderIndex(index: TokenIndex): Record<string, string> {
   return Object.fromEntries([...index.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([id, e]) => [id, JSON.stringify({ expires: iso(e.expires), forgetAfter: iso(e.forgetAfter) })]));
 }
 
-/** The entry for a token that expires at `expires`, `ttlMs` after creation (grace = min(ttl, 24 h)). */
+/** The entry for a token that expires at `expires`, `ttlMs` after creation (grace = the TTL within [1 min, 24 h]). */
 export function entryFor(expires: number | undefined, ttlMs = MAX_GRACE_MS): IndexEntry {
-  return expires === undefined ? {} : { expires, forgetAfter: expires + Math.min(Math.max(ttlMs, 0), MAX_GRACE_MS) };
+  return expires === undefined ? {} : { expires, forgetAfter: expires + Math.min(Math.max(ttlMs, MIN_GRACE_MS), MAX_GRACE_MS) };
 }
 
 /**

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { JOIN_NODE_PORT } from '../constants.ts';
 import { url } from '../net/cidr.ts';
-import { spkiSha256 } from '../pki/forge.ts';
+import { spkiSha256 } from '../pki/x509.ts';
 import { controlPlaneHost } from '../k8s/endpoints.ts';
 import { generateToken, remainingMs, tokenInfo, tokenSecret, type TokenInfo } from './token.ts';
 import { entryFor, nextIndex, parseIndex, renderIndex, TOKEN_INDEX_NAME, type IndexEntry } from './token-index.ts';

@@ -6,7 +6,7 @@ import { HostStateError, TimeoutError } from '../errors.ts';
 import { probeHttps, type TlsClient } from '../net/probe.ts';
 import { pollUntil } from '../util/poll.ts';
 import { parseKubeconfig } from './kubeconfig.ts';
-import { Cluster } from './client.ts';
+import type { Cluster } from './client.ts';
 import { apiserverUrls, kubeconfigPaths } from './endpoints.ts';
 import type { Context } from '../context.ts';
 
@@ -32,6 +32,8 @@ export async function adminTls(ctx: Pick<Context, 'files' | 'config'>, which: Wh
 /** A client for `which` apiserver (admin credentials). */
 export async function cluster(ctx: Pick<Context, 'files' | 'config'>, which: Which): Promise<Cluster> {
   const { text, path } = await adminKubeconfig(ctx, which);
+  // Imported here, not at the top: @kubernetes/client-node is large and `plan` never needs it.
+  const { Cluster } = await import('./client.ts');
   return new Cluster(text, path);
 }
 

@@ -66,20 +66,39 @@ export function cidrContains(cidr: Cidr, ip: string): boolean {
 }
 
 /**
+ * The address `index` places after a CIDR's network address (kubeadm's `GetIndexedIP`):
+ * `indexedIP('10.96.0.64/26', 10)` → `10.96.0.74`; `indexedIP('fd00:96::/108', 10)` → `fd00:96::a`.
+ * @throws Error if `cidr` is not a valid CIDR, or the address lies outside it (the subnet is too small).
+ */
+export function indexedIP(cidr: string, index: number): string {
+  const c = parseCidr(cidr);
+  if (typeof c === 'string') throw new Error(c);
+  const bytes = ipaddr.parse(c.network).toByteArray();
+  const size = 1n << BigInt(bytes.length * 8 - c.prefix);
+  if (!Number.isInteger(index) || index < 0 || BigInt(index) >= size) throw new Error(`${cidr} has ${size} addresses; it has no address number ${index}`);
+  let n = bytes.reduce((acc, b) => (acc << 8n) | BigInt(b), 0n) + BigInt(index);
+  for (let i = bytes.length - 1; i >= 0; i--, n >>= 8n) bytes[i] = Number(n & 0xffn);
+  return ipaddr.fromByteArray(bytes).toString();
+}
+
+/**
  * The first host address of a service subnet: the ClusterIP of the `kubernetes` Service, which the
  * apiserver certificate must carry (kubeadm's `GetAPIServerVirtualIP`).
  * `10.96.0.0/12` → `10.96.0.1`; `fd00:96::/108` → `fd00:96::1`.
  * @throws Error if `serviceSubnet` is not a valid CIDR.
  */
 export function firstServiceIP(serviceSubnet: string): string {
-  const c = parseCidr(serviceSubnet);
-  if (typeof c === 'string') throw new Error(c);
-  const bytes = ipaddr.parse(c.network).toByteArray();
-  for (let i = bytes.length - 1; i >= 0; i--) {
-    bytes[i] = (bytes[i]! + 1) & 0xff;
-    if (bytes[i] !== 0) break;
-  }
-  return ipaddr.fromByteArray(bytes).toString();
+  return indexedIP(serviceSubnet, 1);
+}
+
+/**
+ * The cluster DNS address: the tenth address of the service subnet (kubeadm's `GetDNSIP`), the
+ * ClusterIP of the `kube-dns` Service and the kubelets' `clusterDNS`.
+ * `10.96.0.0/12` → `10.96.0.10`; `10.96.0.64/26` → `10.96.0.74`; `fd00:96::/108` → `fd00:96::a`.
+ * @throws Error if `serviceSubnet` is not a valid CIDR or has fewer than 11 addresses.
+ */
+export function clusterDNSIP(serviceSubnet: string): string {
+  return indexedIP(serviceSubnet, 10);
 }
 
 /** `host:port`, with IPv6 literals bracketed: `[fd00:20::2]:2379`. */

@@ -5,8 +5,8 @@
 import type { ResolvedConfig } from '../types.ts';
 import type { CaSpec, KeyPairSpec } from './certs.ts';
 import { PkiError } from './errors.ts';
-import { createCaCert, parseCert } from './forge.ts';
-import { describeKey, generatePrivateKey, loadPrivateKey, loadPublicKey, publicKeyDer, publicKeyPem } from './keys.ts';
+import { createCaCert, parseCert } from './x509.ts';
+import { describeKey, generatePrivateKey, keyAlgorithmNote, loadPrivateKey, loadPublicKey, publicKeyDer, publicKeyPem } from './keys.ts';
 import { DEFAULT_RENEW_BEFORE_DAYS, loadCa, type CaMaterial, type PkiAction, type ReconcileOptions } from './leaf.ts';
 
 /** A reconciled CA or key pair. */
@@ -36,7 +36,7 @@ export async function reconcileCa(
   if (certPem === undefined) {
     const pem = keyPem ?? (await generatePrivateKey(config.encryptionAlgorithm));
     const key = loadPrivateKey(pem, spec.keyPath);
-    const cert = createCaCert({ commonName: spec.commonName, validityDays: spec.validityDays, now }, key, spec.certPath);
+    const cert = await createCaCert({ commonName: spec.commonName, validityDays: spec.validityDays, now }, key, spec.certPath);
     const reason = keyPem === undefined ? 'no certificate or key' : `no certificate; self-signed with the existing ${describeKey(key)} key`;
     return { certPem: cert, keyPem: pem, action: 'created', reason };
   }
@@ -47,7 +47,7 @@ export async function reconcileCa(
       fix: `restore ${spec.keyPath} from a backup; or, if nothing trusts this CA yet, move ${spec.certPath} aside to have a new CA created`,
     });
   }
-  const info = parseCert(certPem, spec.certPath);
+  const info = await parseCert(certPem, spec.certPath);
   if (!info.isCA) {
     throw new PkiError('pki-not-a-ca', {
       what: spec.certPath,
@@ -55,7 +55,7 @@ export async function reconcileCa(
       fix: `move ${spec.certPath} and ${spec.keyPath} aside to have a ${spec.name} CA created, or put the real CA there`,
     });
   }
-  loadCa({ certPem, keyPem }, spec.name, spec.certPath, spec.keyPath);
+  const key = loadCa({ certPem, keyPem }, spec.name, spec.certPath, spec.keyPath);
   const daysLeft = (info.notAfter.getTime() - now.getTime()) / DAY_MS;
   const renew = opts.renewBeforeDays ?? DEFAULT_RENEW_BEFORE_DAYS;
   const reason =
@@ -64,7 +64,7 @@ export async function reconcileCa(
       : daysLeft < renew
         ? `expires in ${Math.floor(daysLeft)} days (${day(info.notAfter)}); a CA is never replaced automatically — plan its rotation`
         : `valid until ${day(info.notAfter)}`;
-  return { certPem, keyPem, action: 'kept', reason };
+  return { certPem, keyPem, action: 'kept', reason: reason + keyAlgorithmNote(key, config.encryptionAlgorithm) };
 }
 
 /**
@@ -101,5 +101,5 @@ export async function reconcileSa(
       fix: `remove ${spec.publicKeyPath} to have it re-derived from ${spec.keyPath} (or restore the matching ${spec.keyPath})`,
     });
   }
-  return { keyPem, publicKeyPem: pubPem, action: 'kept', reason: `${describeKey(key)} key pair` };
+  return { keyPem, publicKeyPem: pubPem, action: 'kept', reason: `${describeKey(key)} key pair${keyAlgorithmNote(key, config.encryptionAlgorithm)}` };
 }

@@ -14,7 +14,7 @@ import {
 } from '../constants.ts';
 import { firstServiceIP } from '../net/cidr.ts';
 import type { ResolvedConfig } from '../types.ts';
-import type { ExtKeyUsage } from './forge.ts';
+import type { ExtKeyUsage } from './x509.ts';
 import { classifySANs, endpointHost, uniqueAltNames, type AltNames } from './san.ts';
 
 /** kubeadm's `CACertificateValidityPeriod`: 10 years. */

@@ -7,8 +7,8 @@ import type { KeyObject } from 'node:crypto';
 import type { ResolvedConfig } from '../types.ts';
 import type { CaName, LeafSpec } from './certs.ts';
 import { PkiError } from './errors.ts';
-import { certMatchesKey, createSignedCert, isSignedBy, parseCert, type CertInfo } from './forge.ts';
-import { describeKey, generatePrivateKey, loadPrivateKey } from './keys.ts';
+import { certMatchesKey, createSignedCert, isSignedBy, parseCert, type CertInfo } from './x509.ts';
+import { describeKey, generatePrivateKey, keyAlgorithmNote, loadPrivateKey } from './keys.ts';
 import { diffAltNames } from './san.ts';
 
 /** What reconcile did to a certificate or key pair. */
@@ -80,10 +80,11 @@ function leafProblems(spec: LeafSpec, info: CertInfo, certPem: string, ca: CaMat
  * Reconciles one leaf certificate: keeps `existing.certPem` if it matches `spec` (CN, O, extended
  * key usages, SANs), chains to `ca`, matches the key and is valid for more than `renewBeforeDays`;
  * otherwise issues a new one (validity `spec.validityDays`). An existing key is always reused; a
- * missing key is generated with `config.encryptionAlgorithm`. The kubeconfig code calls this for
+ * missing key is generated with `config.encryptionAlgorithm` (an existing key of another algorithm is
+ * kept, and the reason says so). The kubeconfig code calls this for
  * the client certificates embedded in kubeconfig files.
  * @returns PEM certificate and key, the action and its reason.
- * @throws PkiError `pki-bad-key` if `existing.keyPem` is unreadable, encrypted or not RSA (a key is never replaced);
+ * @throws PkiError `pki-bad-key` if `existing.keyPem` is unreadable, encrypted or neither RSA nor ECDSA (a key is never replaced);
  * `pki-bad-key`/`pki-bad-cert`/`pki-ca-key-mismatch` for an unusable `ca`; `pki-unsupported-algorithm`.
  */
 export async function reconcileLeaf(
@@ -97,9 +98,9 @@ export async function reconcileLeaf(
   const caKey = loadCa(ca, spec.caName);
   const keyPem = existing.keyPem ?? (await generatePrivateKey(config.encryptionAlgorithm));
   const key = loadPrivateKey(keyPem, spec.keyPath ?? `${spec.name} key`);
-  const issue = (action: PkiAction, reason: string): LeafResult => {
+  const issue = async (action: PkiAction, reason: string): Promise<LeafResult> => {
     const template = { ...spec.altNames, commonName: spec.commonName, organizations: spec.organizations, usages: spec.usages, validityDays: spec.validityDays, now: o.now };
-    const certPem = createSignedCert(template, key, { certPem: ca.certPem, key: caKey }, spec.certPath ?? spec.name);
+    const certPem = await createSignedCert(template, key, { certPem: ca.certPem, key: caKey }, spec.certPath ?? spec.name);
     return { certPem, keyPem, action, reason };
   };
   if (existing.certPem === undefined)
@@ -107,12 +108,12 @@ export async function reconcileLeaf(
   if (existing.keyPem === undefined) return issue('reissued', 'key missing; issued for a new key');
   let info: CertInfo;
   try {
-    info = parseCert(existing.certPem, spec.certPath ?? spec.name);
+    info = await parseCert(existing.certPem, spec.certPath ?? spec.name);
   } catch (err) {
     if (err instanceof PkiError && err.code === 'pki-bad-cert') return issue('reissued', `certificate unreadable: ${err.why}`);
     throw err;
   }
   const problems = leafProblems(spec, info, existing.certPem, ca, key, o);
   if (problems.length) return issue('reissued', problems.join('; '));
-  return { certPem: existing.certPem, keyPem, action: 'kept', reason: `valid until ${day(info.notAfter)}` };
+  return { certPem: existing.certPem, keyPem, action: 'kept', reason: `valid until ${day(info.notAfter)}${keyAlgorithmNote(key, config.encryptionAlgorithm)}` };
 }

@@ -112,6 +112,19 @@ async function planSa(config: ResolvedConfig, files: Reader): Promise<Planned> {
   };
 }
 
+/** Writes one plan's files in order; notes mode-only rewrites in its reason. @returns the paths written. */
+async function writePlan(plan: Planned, files: HostFiles, reader: Reader): Promise<string[]> {
+  const written: string[] = [];
+  const fixedModes: string[] = [];
+  for (const f of plan.files) {
+    if (!(await files.write(f.path, f.data, f.opts))) continue;
+    written.push(f.path);
+    if (reader.seen.get(f.path) === f.data) fixedModes.push(f.path);
+  }
+  if (fixedModes.length) plan.entry.reason += `; rewrote ${fixedModes.join(', ')} with the expected mode and owner`;
+  return written;
+}
+
 /**
  * Reconciles every CA, leaf and the `sa` key pair of {@link certSpecs} under
  * `config.certificatesDir`. Idempotent: a second run keeps everything and writes nothing.
@@ -134,15 +147,8 @@ export async function reconcilePki(config: ResolvedConfig, files: HostFiles, opt
   const byName = new Map([...caPlans, ...leafPlans, saPlan].map((p) => [p.entry.name, p]));
   const ordered = [...specs.map((s) => byName.get(s.name)!), saPlan];
 
-  const written: string[] = [];
-  for (const plan of ordered) {
-    const fixedModes: string[] = [];
-    for (const f of plan.files) {
-      if (!(await files.write(f.path, f.data, f.opts))) continue;
-      written.push(f.path);
-      if (reader.seen.get(f.path) === f.data) fixedModes.push(f.path);
-    }
-    if (fixedModes.length) plan.entry.reason += `; rewrote ${fixedModes.join(', ')} with the expected mode and owner`;
-  }
-  return { entries: ordered.map((p) => p.entry), written };
+  // Pairs are written concurrently (each write is atomic and fsynced); within a pair the key goes
+  // first, so a crash never leaves a certificate whose key is missing.
+  const writtenPerPlan = await Promise.all(ordered.map((plan) => writePlan(plan, files, reader)));
+  return { entries: ordered.map((p) => p.entry), written: writtenPerPlan.flat() };
 }

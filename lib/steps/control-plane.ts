@@ -74,6 +74,7 @@ export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutco
   const trouble = () => staticPodTrouble(ctx, { podPrefix: 'bootstrap-', images: bootstrapStaticPods(ctx.config).map((p) => p.pod.spec!.containers[0]!.image!), sinceMs: since });
   const probes = await waitApiserver(ctx, 'bootstrap', {
     timeoutMs: 300_000,
+    intervalMs: 250,
     watch: async () => {
       const t = await trouble();
       if (t?.kind === 'image-pull') throw imagePullError(t, ctx.config);
@@ -113,7 +114,7 @@ export async function waitNodeRegistered(ctx: Context): Promise<StepOutcome> {
       ctx.log.info(`waiting for Node ${ctx.config.nodeName}: ${last}`);
       return undefined;
     }
-  }, { timeoutMs: 180_000, signal: ctx.signal });
+  }, { timeoutMs: 180_000, intervalMs: 250, signal: ctx.signal });
   if (node) return { changed: false, detail: `Node ${ctx.config.nodeName} registered` };
   throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: `the kubelet did not register it within 180 s (last: ${last})`, fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
 }
@@ -132,9 +133,12 @@ export async function markControlPlane(ctx: Context): Promise<StepOutcome> {
   return { changed: true, detail: `labelled and tainted ${CONTROL_PLANE_LABEL}` };
 }
 
-/** `wait-self-hosted-control-plane`: the final apiserver answers /readyz 10 times in a row (the seed's stability check). */
+/**
+ * `wait-self-hosted-control-plane`: the final apiserver answers /readyz 10 times in a row (the seed's
+ * stability check), 200 ms apart: a crash-looping pod breaks a streak within its ~2 s.
+ */
 export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
-  const probes = await waitApiserver(ctx, 'final', { timeoutMs: 300_000, intervalMs: 1_000, inARow: 10 });
+  const probes = await waitApiserver(ctx, 'final', { timeoutMs: 300_000, intervalMs: 200, inARow: 10 });
   return { changed: false, detail: `stable after ${probes} probe(s)` };
 }
 

@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import { ETCD_HEALTH_INTERVAL_MS, ETCD_HEALTH_TIMEOUT_MS, ETCD_OWNER_MARKER } from '../constants.ts';
 import { HostStateError } from '../errors.ts';
-import { spkiSha256 } from '../pki/forge.ts';
+import { spkiSha256 } from '../pki/x509.ts';
 import { withRetry } from '../util/retry.ts';
 import { etcdClientUrls, etcdPki, renderEtcdEnvironment } from '../etcd/config.ts';
 import { foreignDataDirError, inspectDataDir, type DataDirState } from '../etcd/datadir.ts';

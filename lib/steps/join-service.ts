@@ -9,6 +9,7 @@
  */
 import { join } from 'node:path';
 import { pollUntil } from '../util/poll.ts';
+import { firstLine } from '../util/text.ts';
 import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { cluster } from '../k8s/apiserver.ts';
 import { controlPlaneUrl } from '../k8s/endpoints.ts';
@@ -16,7 +17,7 @@ import { BOOTSTRAP_DESCRIPTION, remainingMs, tokenFromSecret } from '../join/tok
 import { clusterInfoConfigMap } from '../join/cluster-info.ts';
 import { reconcileTransportCert } from '../join/transport-cert.ts';
 import type { KubernetesObject } from '../k8s/client.ts';
-import { caCertHash, createToken, deleteExpiredTokens, joinCommand, syncTokenIndex } from '../join/tokens-api.ts';
+import { caCertHash, createToken, deleteExpiredTokens, joinCommand, joinUrl, syncTokenIndex } from '../join/tokens-api.ts';
 import { bootstrapTokenRbac, REMOVED_BOOTSTRAP_BINDINGS } from '../../manifests/bootstrap-token-rbac.ts';
 import { joinServiceObjects, JOIN_SERVICE_NAME, LEGACY_TOKEN_READER_ROLE } from '../../manifests/join-service.ts';
 import { csrApproverObjects, CSR_APPROVER_NAME } from '../../manifests/csr-approver.ts';
@@ -46,7 +47,9 @@ export async function ensureBootstrapToken(ctx: Context): Promise<StepOutcome> {
   const created = !token;
   token ??= await createToken(api, TOKEN_TTL_MS, BOOTSTRAP_DESCRIPTION);
   ctx.options.addSecret(token);
-  ctx.state.joinCommand = joinCommand(ctx.config, token, await caCertHash(ctx.config, ctx.files));
+  const hash = await caCertHash(ctx.config, ctx.files);
+  ctx.state.joinCommand = joinCommand(ctx.config, token, hash);
+  ctx.state.joinInfo = { url: joinUrl(ctx.config), caCertHash: hash, tokenId: token.split('.')[0]!, tokenCreated: created };
   return { changed: created || changed.length > 0 || removed.length > 0, detail: created ? `token ${token.slice(0, 6)} created (24h)` : `token ${usable!.id} still valid` };
 }
 
@@ -78,7 +81,7 @@ async function waitDeploymentAvailable(ctx: Context, name: string, timeoutMs: nu
     if (waiting)
       throw new KubeceptionError('join-service-image', {
         what: `Deployment kube-system/${name}: image ${ctx.config.joinService.image}`,
-        why: `the node cannot get the image (${waiting.reason}${waiting.message ? `: ${(waiting.message.split('\n')[0] ?? '').slice(0, 160)}` : ''})`,
+        why: `the node cannot get the image (${waiting.reason}${waiting.message ? `: ${firstLine(waiting.message)}` : ''})`,
         fix: 'build the image from Containerfile and make it available to the control-plane node (push it to a registry it can pull from, or import it into containerd), or set joinService.image',
       });
     return undefined;

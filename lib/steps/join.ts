@@ -26,10 +26,11 @@ import type { StepOutcome } from '../dsl.ts';
 
 const HASH_RE = /^sha256:[0-9a-f]{64}$/i;
 
-/** Preflight checks of the join flags: `JoinToken`, `CaCertHash`, `JoinUrl`. */
+/** Preflight checks of the join flags: `JoinToken`, `CaCertHash`, `JoinUrl`. A malformed flag is fixed, not ignored: not ignorable. */
 export const joinFlagChecks: Check[] = [
   {
     id: 'JoinToken',
+    ignorable: false,
     async run(ctx) {
       const t = ctx.options.token;
       if (t !== undefined && TOKEN_RE.test(t)) return undefined;
@@ -38,6 +39,7 @@ export const joinFlagChecks: Check[] = [
   },
   {
     id: 'CaCertHash',
+    ignorable: false,
     async run(ctx) {
       const h = ctx.options.caCertHash;
       const bad = h?.split(',').find((p) => !HASH_RE.test(p));
@@ -47,6 +49,7 @@ export const joinFlagChecks: Check[] = [
   },
   {
     id: 'JoinUrl',
+    ignorable: false,
     async run(ctx) {
       try {
         if (new URL(ctx.options.joinUrl ?? '').protocol === 'https:') return undefined;

@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import { KUBELET_CONFIG } from '../constants.ts';
 import { HostStateError } from '../errors.ts';
-import { firstServiceIP } from '../net/cidr.ts';
+import { clusterDNSIP } from '../net/cidr.ts';
 import { toYaml } from '../util/yaml.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { probeApiserver, type Which } from '../k8s/apiserver.ts';
@@ -22,12 +22,6 @@ import { crashPoint } from '../crash.ts';
 import { kubeletCgroupDriver } from '../host/cgroup-driver.ts';
 import { clearPending, isPending, writeThenPending, type PendingAction } from '../host/pending.ts';
 
-/** The cluster DNS Service IP: the tenth address of the service subnet, as kubeadm picks. */
-function clusterDNS(config: ResolvedConfig): string {
-  const first = firstServiceIP(config.networking.serviceSubnet);
-  return first.includes(':') ? first.replace(/1$/, 'a') : first.replace(/\.1$/, '.10');
-}
-
 /** The KubeletConfiguration kubeception writes. `kubelet.extraConfig` fields override. */
 export function kubeletConfiguration(config: ResolvedConfig): Record<string, unknown> {
   return {
@@ -36,7 +30,7 @@ export function kubeletConfiguration(config: ResolvedConfig): Record<string, unk
     cgroupDriver: config.kubelet.cgroupDriver,
     containerRuntimeEndpoint: config.kubelet.criSocket,
     staticPodPath: config.distro.paths.staticPodPath,
-    clusterDNS: [clusterDNS(config)],
+    clusterDNS: [clusterDNSIP(config.networking.serviceSubnet)],
     clusterDomain: config.networking.dnsDomain,
     authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: join(config.certificatesDir, 'ca.crt') } },
     authorization: { mode: 'Webhook' },

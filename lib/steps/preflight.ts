@@ -6,7 +6,8 @@
  */
 import process from 'node:process';
 import * as C from '../constants.ts';
-import { PreflightError } from '../errors.ts';
+import { InputError, PreflightError } from '../errors.ts';
+import { didYouMean } from '../util/suggest.ts';
 import { listeningPorts } from '../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
@@ -22,11 +23,15 @@ export interface CheckFailure {
   id: string;
   message: string;
   fix: string;
+  /** False when `--ignore-preflight-errors` cannot skip it (see {@link Check.ignorable}). */
+  ignorable?: boolean;
 }
 
 /** A check: a stable id and a function returning a failure (message + fix) or undefined. */
 export interface Check {
   id: string;
+  /** False for checks of the operator's own flags (bad input cannot be ignored). Default true. */
+  ignorable?: boolean;
   run(ctx: Context): Promise<Omit<CheckFailure, 'id'> | undefined>;
 }
 
@@ -139,18 +144,35 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
 ];
 
 /**
+ * `--ignore-preflight-errors` ids must name checks of this task (or be `all`), as kubeadm requires.
+ * @throws InputError `preflight-ignore-unknown` listing the known ids.
+ */
+export function checkIgnoreIds(ids: Iterable<string>, checks: readonly Check[]): void {
+  const known = ['all', ...checks.filter((c) => c.ignorable !== false).map((c) => c.id)];
+  const unknown = [...ids].filter((id) => !known.includes(id));
+  if (unknown.length === 0) return;
+  throw new InputError('preflight-ignore-unknown', {
+    what: `--ignore-preflight-errors ${unknown.join(',')}`,
+    why: `no preflight check of this task has the id${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"${didYouMean(u, known)}`).join(', ')}`,
+    fix: `use ids from: ${known.join(', ')}`,
+  });
+}
+
+/**
  * Runs every check, logs ignored failures as warnings.
+ * @throws InputError `preflight-ignore-unknown` for an `--ignore-preflight-errors` id no check has.
  * @throws PreflightError (exit 2) listing every failed, non-ignored check.
  */
 export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepOutcome> {
   const ignore = ctx.options.ignorePreflightErrors;
-  for (const notice of ctx.config.notices ?? []) ctx.log.warn(notice);
+  checkIgnoreIds(ctx.options.ignorePreflightErrorsFlag ?? [], checks);
+  for (const notice of ctx.config?.notices ?? []) ctx.log.warn(notice);
   const failures: CheckFailure[] = [];
   for (const check of checks) {
     const r = await check.run(ctx);
     if (!r) continue;
-    if (ignore.has('all') || ignore.has(check.id)) ctx.log.warn(`[${check.id}] ${r.message} (ignored)`);
-    else failures.push({ id: check.id, ...r });
+    if (check.ignorable !== false && (ignore.has('all') || ignore.has(check.id))) ctx.log.warn(`[${check.id}] ${r.message} (ignored)`);
+    else failures.push({ id: check.id, ...r, ...(check.ignorable === false ? { ignorable: false } : {}) });
   }
   if (failures.length) throw new PreflightError(failures);
   return { changed: false, detail: 'all checks passed' };

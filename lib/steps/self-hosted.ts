@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { HostStateError } from '../errors.ts';
 import { PKI_FILES, type PkiFile } from '../../manifests/flags.ts';
 import { selfHostedObjects } from '../../manifests/self-hosted.ts';
-import { kubeProxyObjects } from '../../manifests/kube-proxy.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { KubernetesObject } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
@@ -18,12 +17,12 @@ async function mustRead(ctx: Pick<Context, 'files'>, path: string): Promise<stri
   return text;
 }
 
-/** Every object of the self-hosted control plane and kube-proxy, in apply order. */
+/** Every object of the self-hosted control plane, in apply order (kube-proxy is the `addon/kube-proxy` step's). */
 export async function selfHostedManifests(ctx: Context): Promise<KubernetesObject[]> {
   const { config } = ctx;
   const pki = {} as Record<PkiFile, string>;
   for (const file of Object.keys(PKI_FILES) as PkiFile[]) pki[file] = await mustRead(ctx, join(config.certificatesDir, file));
   const paths = kubeconfigPaths(config);
   const kubeconfigs = { controllerManager: await mustRead(ctx, paths.controllerManager), scheduler: await mustRead(ctx, paths.scheduler) };
-  return [...selfHostedObjects(config, { pki, kubeconfigs }), ...kubeProxyObjects(config)];
+  return selfHostedObjects(config, { pki, kubeconfigs });
 }

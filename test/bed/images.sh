@@ -4,7 +4,13 @@
 #   registry.k8s.io/{kube-apiserver,kube-controller-manager,kube-scheduler,kube-proxy}:$K8S_VERSION
 #   registry.k8s.io/pause:3.10.1
 # Output: $KUBECEPTION_CACHE/images/$K8S_VERSION/<name>.tar and $KUBECEPTION_CACHE/images/pause-3.10.1.tar.
-# Skips archives that exist. Needs umoci, skopeo (and build-k8s.sh run first).
+# Then, when test/bed/build-addons.sh has built their binaries, the addon images and a test image, in
+# $KUBECEPTION_CACHE/images/addons/<name>-<version>.tar:
+#   registry.k8s.io/coredns/coredns:$COREDNS_VERSION     /coredns, user 65532 (as the upstream image)
+#   ghcr.io/flannel-io/flannel:$FLANNEL_VERSION         /opt/bin/flanneld, iptables/nft tools, cp (busybox)
+#   localhost/flannel-cni-plugin:$CNI_PLUGINS_VERSION    /flannel and cp: the CNI plugin of containernetworking/plugins
+#   localhost/bed-tools:busybox                         Debian's busybox-static: sh, nslookup, wget, httpd, nc, ping
+# Skips archives that exist. Needs umoci, skopeo, busybox-static (and build-k8s.sh run first).
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-v1.34.4}"
@@ -14,6 +20,12 @@ BIN="$CACHE/k8s/$K8S_VERSION/bin"
 OUT="$CACHE/images/$K8S_VERSION"
 PAUSE_TAR="$CACHE/images/pause-$PAUSE_VERSION.tar"
 REPO=registry.k8s.io
+COREDNS_VERSION="${COREDNS_VERSION:-v1.12.1}"
+FLANNEL_VERSION="${FLANNEL_VERSION:-v0.28.4}"
+CNI_PLUGINS_VERSION="${CNI_PLUGINS_VERSION:-v0.9.1}"
+ADDON_BIN="$CACHE/addons"
+ADDON_OUT="$CACHE/images/addons"
+BUSYBOX=/bin/busybox
 
 log() { printf '[images %s] %s\n' "$(date +%T)" "$*" >&2; }
 mkdir -p "$OUT"
@@ -49,9 +61,11 @@ copy_with_libs() {
   done
 }
 
-# build NAME TAG ROOTFS-FILLER ENTRYPOINT... → docker-archive at $dest
+# build NAME TAG DEST ROOTFS-FILLER ENTRYPOINT... → docker-archive at DEST, named $REPO/NAME:TAG, or $IMAGE_REF
+# if set; the image's user is $IMAGE_USER (default 0).
 build_image() {
   local name="$1" tag="$2" dest="$3" filler="$4"; shift 4
+  local ref="${IMAGE_REF:-$REPO/$name:$tag}"
   local layout="$tmp/$name-oci" bundle="$tmp/$name-bundle"
   rm -rf "$layout" "$bundle"
   umoci init --layout "$layout"
@@ -59,16 +73,16 @@ build_image() {
   umoci unpack --image "$layout:$tag" "$bundle" >/dev/null
   "$filler" "$bundle/rootfs"
   umoci repack --image "$layout:$tag" "$bundle"
-  local cfg=(--image "$layout:$tag" --config.user 0 --config.workingdir /
+  local cfg=(--image "$layout:$tag" --config.user "${IMAGE_USER:-0}" --config.workingdir /
     --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
     --os linux --architecture amd64)
   local e; for e in "$@"; do cfg+=(--config.entrypoint "$e"); done
   umoci config "${cfg[@]}"
   rm -f "$dest.tmp"
-  skopeo copy --quiet "oci:$layout:$tag" "docker-archive:$dest.tmp:$REPO/$name:$tag"
+  skopeo copy --quiet "oci:$layout:$tag" "docker-archive:$dest.tmp:$ref"
   mv "$dest.tmp" "$dest"
   rm -rf "$layout" "$bundle"
-  log "built $REPO/$name:$tag ($(du -h "$dest" | cut -f1))"
+  log "built $ref ($(du -h "$dest" | cut -f1))"
 }
 
 fill_component() { base_files "$1"; cp "$BIN/$component" "$1/usr/local/bin/$component"; }
@@ -76,7 +90,14 @@ fill_component() { base_files "$1"; cp "$BIN/$component" "$1/usr/local/bin/$comp
 fill_proxy() {
   local root="$1"
   fill_component "$root"
-  # kube-proxy runs iptables(-save,-restore), ip6tables… and, in nftables mode, nft: take the machine's.
+  iptables_tools "$root"
+  mkdir -p "$root/run" "$root/var/lib/kube-proxy"
+}
+
+# iptables(-save,-restore), ip6tables…, nft, ip, conntrack from the machine, with `iptables*` → nft.
+iptables_tools() {
+  local root="$1"
+  # kube-proxy (and flanneld) run iptables(-save,-restore), ip6tables… and, in nftables mode, nft: take the machine's.
   local tools=() t
   for t in /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/nft /usr/sbin/ip /usr/sbin/conntrack; do
     [[ -e "$t" ]] && tools+=("$t")
@@ -97,7 +118,6 @@ fill_proxy() {
       copy_with_libs "$root" "$xdir"/*.so
     fi
   done
-  mkdir -p "$root/run" "$root/var/lib/kube-proxy"
   # etc/ethertypes etc. as iptables expects
   [[ -f /etc/ethertypes ]] && cp /etc/ethertypes "$root/etc/"
   [[ -f /etc/protocols ]] && cp /etc/protocols "$root/etc/"
@@ -118,3 +138,49 @@ if [[ ! -s "$PAUSE_TAR" ]]; then
   build_image pause "$PAUSE_VERSION" "$PAUSE_TAR" fill_pause /pause
 fi
 log "images in $OUT and $PAUSE_TAR"
+
+# --- addon and test images --------------------------------------------------------------------------------
+busybox_links() { # ROOT APPLET... : /bin/busybox and /bin/<applet> links (all applets if none given)
+  local root="$1" a; shift
+  (($#)) || set -- $("$BUSYBOX" --list)
+  mkdir -p "$root/bin"
+  cp "$BUSYBOX" "$root/bin/busybox"
+  for a in "$@"; do [[ $a == busybox || -e "$root/bin/$a" ]] || ln -s busybox "$root/bin/$a"; done
+}
+fill_coredns() {
+  base_files "$1"
+  printf 'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >>"$1/etc/passwd"
+  printf 'nonroot:x:65532:\n' >>"$1/etc/group"
+  cp "$ADDON_BIN/coredns/$COREDNS_VERSION/coredns" "$1/coredns"
+}
+fill_flannel() {
+  base_files "$1"
+  mkdir -p "$1/opt/bin" "$1/run/flannel"
+  cp "$ADDON_BIN/flannel/$FLANNEL_VERSION/flanneld" "$1/opt/bin/flanneld"
+  iptables_tools "$1"
+  busybox_links "$1" cp sh
+}
+fill_cni_plugin() { base_files "$1"; cp "$ADDON_BIN/cni-plugins/$CNI_PLUGINS_VERSION/flannel" "$1/flannel"; busybox_links "$1" cp sh; }
+fill_tools() {
+  base_files "$1"
+  busybox_links "$1"
+  mkdir -p "$1/www" && echo ok >"$1/www/index.html"
+}
+
+if [[ -x "$ADDON_BIN/coredns/$COREDNS_VERSION/coredns" && -x "$ADDON_BIN/flannel/$FLANNEL_VERSION/flanneld" && -x "$ADDON_BIN/cni-plugins/$CNI_PLUGINS_VERSION/flannel" ]]; then
+  [[ -x $BUSYBOX ]] || { log "missing $BUSYBOX: apt-get install busybox-static"; exit 1; }
+  mkdir -p "$ADDON_OUT"
+  addon() { # ARCHIVE-NAME REF USER FILLER ENTRYPOINT...
+    local dest="$ADDON_OUT/$1.tar" ref="$2" user="$3" filler="$4"; shift 4
+    [[ -s "$dest" ]] && return 0
+    local name="${ref%:*}" tag="${ref##*:}"
+    IMAGE_REF="$ref" IMAGE_USER="$user" build_image "${name##*/}" "$tag" "$dest" "$filler" "$@"
+  }
+  addon "coredns-$COREDNS_VERSION" "$REPO/coredns/coredns:$COREDNS_VERSION" 65532 fill_coredns /coredns
+  addon "flannel-$FLANNEL_VERSION" "ghcr.io/flannel-io/flannel:$FLANNEL_VERSION" 0 fill_flannel /opt/bin/flanneld
+  addon "flannel-cni-plugin-$CNI_PLUGINS_VERSION" "localhost/flannel-cni-plugin:$CNI_PLUGINS_VERSION" 0 fill_cni_plugin /bin/cp
+  addon bed-tools-busybox localhost/bed-tools:busybox 0 fill_tools /bin/sh
+  log "addon images in $ADDON_OUT"
+else
+  log "no addon binaries in $ADDON_BIN (run test/bed/build-addons.sh): addon images skipped"
+fi

@@ -3,11 +3,12 @@
  * no registry and no CAP_SYS_RESOURCE, the control-plane and pause images imported, the cached kubelet
  * and kubeadm at /usr/local/bin, a kubeadm-shaped kubelet.service (disabled), and a bridge CNI config.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Host } from './bed.ts';
 import { CACHE_DIR, K8S_VERSION, REPO_ROOT } from './bed.ts';
 import { runOk } from './proc.ts';
+import { ensureAddonImages } from './addon-images.ts';
 import type { Bind } from './state.ts';
 
 export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.1';
@@ -18,6 +19,12 @@ export const NODE_BINARIES = ['kubelet', 'kubeadm'];
 export interface KubeletHostOptions {
   /** CIDR of this host's pods for the bridge CNI; default 10.244.<last octet of the host IP>.0/24. */
   podSubnet?: string;
+  /**
+   * `bed` (default): the bed's bridge CNI config on `podSubnet`, for routePodSubnets. `none`: no CNI config
+   * and no pod subnet (a network addon such as flannel brings both); /opt/cni/bin is then a directory of
+   * links to the machine's plugins, where the addon can add its own; the addon images are imported.
+   */
+  cni?: 'bed' | 'none';
   /** Import the control-plane and pause images. Default true. */
   images?: boolean;
 }
@@ -141,11 +148,14 @@ export function defaultPodSubnet(ip: string): string {
  * survive stop/start). Host effects: /etc/containerd/{config.toml,certs.d}, containerd enabled and
  * started, images imported into containerd's k8s.io namespace, /usr/local/bin/{kubelet,kubeadm},
  * /etc/systemd/system/kubelet.service(+.d/10-kubeadm.conf) disabled, /etc/default/kubelet,
- * /etc/cni/net.d/10-bed.conflist, /opt/cni/bin → /usr/lib/cni, /etc/sysctl.d/99-kubernetes-bed.conf
+ * /etc/cni/net.d/10-bed.conflist and /opt/cni/bin → /usr/lib/cni (with `cni: 'none'` neither: /opt/cni/bin
+ * holds links to /usr/lib/cni/*, and the addon images are imported too), /etc/sysctl.d/99-kubernetes-bed.conf
  * (ip_forward and bridge-nf-call-ip(6)tables = 1, applied now and by systemd-sysctl at each boot).
  */
 export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = {}): Promise<void> {
-  const archives = opts.images === false ? [] : await ensureImages();
+  ensureInotifyInstances();
+  const cni = opts.cni ?? 'bed';
+  const archives = opts.images === false ? [] : [...(await ensureImages()), ...(cni === 'none' ? await ensureAddonImages() : [])];
   for (const b of kubeletBinds()) await host.bind(b);
   const podSubnet = opts.podSubnet ?? defaultPodSubnet(host.ip);
   await host.writeFile('/etc/containerd/config.toml', containerdConfig());
@@ -155,10 +165,10 @@ export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = 
   await host.writeFile('/etc/systemd/system/kubelet.service', KUBELET_UNIT);
   await host.writeFile('/etc/systemd/system/kubelet.service.d/10-kubeadm.conf', KUBELET_DROPIN);
   if (!(await host.exists('/etc/default/kubelet'))) await host.writeFile('/etc/default/kubelet', 'KUBELET_EXTRA_ARGS=\n');
-  await host.writeFile('/etc/cni/net.d/10-bed.conflist', cniConfig(podSubnet));
+  if (cni === 'bed') await host.writeFile('/etc/cni/net.d/10-bed.conflist', cniConfig(podSubnet));
   await host.writeFile('/etc/sysctl.d/99-kubernetes-bed.conf', NODE_SYSCTLS);
   await host.execOk(['sysctl', '-q', '-p', '/etc/sysctl.d/99-kubernetes-bed.conf']);
-  await host.execOk(['sh', '-c', 'mkdir -p /opt/cni && { [ -L /opt/cni/bin ] || { rm -rf /opt/cni/bin && ln -s /usr/lib/cni /opt/cni/bin; }; }']);
+  await host.execOk(['sh', '-c', cni === 'bed' ? CNI_BIN_LINK : CNI_BIN_DIR]);
   await host.execOk(['mkdir', '-p', '/etc/kubernetes/manifests', '/var/lib/kubelet']);
   await host.execOk(['systemctl', 'daemon-reload']);
   await host.execOk(['systemctl', 'enable', 'containerd.service']);
@@ -166,8 +176,25 @@ export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = 
   await host.execOk(['ctr', 'version'], { timeoutMs: 30_000 });
   // In parallel: ≈40 % faster than one after the other on 2 cores.
   await Promise.all(archives.map((a) => host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', a], { timeoutMs: 300_000 })));
-  host.setPodSubnet(podSubnet);
+  if (cni === 'bed') host.setPodSubnet(podSubnet);
 }
+
+/**
+ * Every bed host's containerd, kubelet and systemd take inotify instances from one machine-wide budget
+ * (`fs.inotify.max_user_instances`, all hosts are root in the initial user namespace), 128 by default:
+ * with a dozen kubelet hosts up, containerd's CRI plugin fails to load ("failed to create fsnotify
+ * watcher: too many open files") and the kubelet exits. Raise it to {@link INOTIFY_INSTANCES} (kind's advice).
+ */
+export const INOTIFY_INSTANCES = 1024;
+function ensureInotifyInstances(): void {
+  const path = '/proc/sys/fs/inotify/max_user_instances';
+  if (Number(readFileSync(path, 'utf8')) < INOTIFY_INSTANCES) writeFileSync(path, `${INOTIFY_INSTANCES}\n`);
+}
+
+/** `/opt/cni/bin` → the machine's plugins (a link: nothing can be added). */
+const CNI_BIN_LINK = 'mkdir -p /opt/cni && { [ -L /opt/cni/bin ] || { rm -rf /opt/cni/bin && ln -s /usr/lib/cni /opt/cni/bin; }; }';
+/** `/opt/cni/bin` as a directory of links to the machine's plugins, so an addon can install its own beside them. */
+const CNI_BIN_DIR = 'mkdir -p /opt/cni/bin && for f in /usr/lib/cni/*; do ln -sf "$f" /opt/cni/bin/; done';
 
 /**
  * Routes each host's pod subnet via that host's address in every other host (what a CNI's host-gw mode

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine for kubeception's test bed: Debian packages, npm dependencies, the Kubernetes
-# binaries built from the Go module proxy and the OCI images (both cached under
-# ${KUBECEPTION_CACHE:-/var/cache/kubeception}, keyed by version). Idempotent; run as root.
-# Cold: about 17 min of Go builds on 2 cores; warm: seconds.
+# binaries and the addon binaries (CoreDNS, flannel, the flannel CNI plugin) built from the Go module proxy,
+# and the OCI images (all cached under ${KUBECEPTION_CACHE:-/var/cache/kubeception}, keyed by version).
+# Idempotent; run as root. Cold: about 17 min of Kubernetes builds plus the addons' (see test/bed/README.md)
+# on 2 cores; warm: seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive
@@ -11,7 +12,7 @@ step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 
 # --- Debian packages (idempotent: installs only what is missing) -------------------------------------------
 PACKAGES=(systemd-container etcd-server etcd-client containerd runc containernetworking-plugins umoci skopeo
-  debootstrap iproute2 dbus jq iputils-ping curl)
+  debootstrap iproute2 dbus jq iputils-ping curl busybox-static)
 step "apt packages"
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -37,6 +38,11 @@ step "kubernetes binaries (cached in ${KUBECEPTION_CACHE:-/var/cache/kubeception
 start=$SECONDS
 bash test/bed/build-k8s.sh
 echo "binaries ready in $((SECONDS - start)) s"
+
+step "addon binaries: CoreDNS, flannel, flannel CNI plugin (cached)"
+start=$SECONDS
+bash test/bed/build-addons.sh
+echo "addon binaries ready in $((SECONDS - start)) s"
 
 step "images"
 bash test/bed/images.sh

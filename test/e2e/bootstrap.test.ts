@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
-import { kc, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
+import { E2E_PREFIX, kc, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 import { assertBootstrapped, assertSameState, hostState } from '../helpers/converged.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
@@ -45,16 +45,14 @@ async function controlPlanePods(host: Host) {
 }
 
 const RUN = ['run', 'bootstrap', '--output', 'json'];
-/** Prefix for this file's bed host names, so several developers' runs on one machine do not collide. */
-const P = process.env.BED_HOST_PREFIX ?? '';
 
 describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivot → Ready', { timeout: 1_800_000 }, () => {
   let host: Host;
   let first: KcResult;
   before(async () => {
-    host = await bootHost({ name: `${P}cp1`, kubelet: true });
+    host = await bootHost({ name: `${E2E_PREFIX}cp1`, kubelet: true });
     await importKubeceptionImage(host);
-    await writeConfig(host, { distro: 'debian' });
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' } });
     first = await kc(host, RUN, { timeoutMs: 900_000 });
   });
   after(async () => host?.destroy());
@@ -138,9 +136,9 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
 describe('crash midway: kill the run after the bootstrap manifests and the kubelet are up, re-run', { timeout: 1_800_000 }, () => {
   let host: Host;
   before(async () => {
-    host = await bootHost({ name: `${P}cp2`, kubelet: true });
+    host = await bootHost({ name: `${E2E_PREFIX}cp2`, kubelet: true });
     await importKubeceptionImage(host);
-    await writeConfig(host, { distro: 'debian' });
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' } });
   });
   after(async () => host?.destroy());
 

@@ -55,7 +55,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     const t0 = Date.now();
     [cp, w1, w2] = await Promise.all([bootHost({ name: CP, kubelet: true }), bootHost({ name: 'j7w1', kubelet: true }), bootHost({ name: 'j7w2', kubelet: true })]);
     await importKubeceptionImage(cp);
-    for (const h of [cp, w1, w2]) await writeConfig(h, { distro: 'debian' });
+    for (const h of [cp, w1, w2]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
     const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
     outputs.push(r.stdout, r.stderr);
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
@@ -179,6 +179,21 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     }
   });
 
+  timed("a token made with kubectl in kubeadm's format (not in kubeception's index) passes discovery", async () => {
+    const id = 'kubctl';
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: `bootstrap-token-${id}`, namespace: 'kube-system' }, type: 'bootstrap.kubernetes.io/token',
+      stringData: { 'token-id': id, 'token-secret': 'abcdefghij012345', expiration: new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z'), 'usage-bootstrap-authentication': 'true', 'usage-bootstrap-signing': 'true', 'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token' } };
+    await cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, 'apply', '-f', '-'], { input: JSON.stringify(secret) });
+    await writeConfig(w2, { distro: 'debian', nodeName: CP });
+    try {
+      const r = await refused(replaceArg('--token', `${id}.abcdefghij012345`), 2, [/join-node-name-taken/]);
+      assert.ok(r.events.some((e) => e.event === 'log' && /signed with the token; CA pinned/.test(e.message)), 'discovery verified the kubectl-made token');
+    } finally {
+      await writeConfig(w2, { distro: 'debian' });
+      await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'delete', 'secret', `bootstrap-token-${id}`]);
+    }
+  });
+
   timed("a worker claiming a Ready worker's name is refused (exit 2), and gets no certificate", async () => {
     await writeConfig(w2, { distro: 'debian', nodeName: 'j7w1' });
     try {
@@ -219,9 +234,9 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     const t = c.stdout.trim();
     await sleep(11_000);
     await refused(replaceArg('--token', t), 2, [/join-token-expired/, /token create/]);
-    assert.ok(Date.now() - created < 20_000, 'answered within the grace');
+    assert.ok(Date.now() - created < 70_000, 'answered within the grace (the TTL, at least 1 min)');
     await until('token Secret deleted', async () => ((await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'secret', `bootstrap-token-${t.slice(0, 6)}`])).code === 1 ? true : undefined), 30);
-    await sleep(Math.max(0, created + 21_000 - Date.now()));
+    await sleep(Math.max(0, created + 72_000 - Date.now()));
     await refused(replaceArg('--token', t), 2, [/join-token-unknown/]);
   });
 
@@ -237,6 +252,9 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     assert.equal(ok.code, 0, `the apiserver verifies with the same CA: ${ok.stderr}`);
   });
 
+  // Through another node's NodePort (w1's) the bed gives no answer yet: NodePort traffic to a pod on
+  // another host does not route on the bed without a pod network addon; the DNS alias still shows
+  // that no TLS name is checked in discovery.
   timed('any address of the cluster works: w2 joins through a DNS alias of the control plane (text output)', async () => {
     await w2.execOk(['sh', '-c', `echo "${cp.ip} cluster-alias.example" >> /etc/hosts`]);
     const r = await join(w2, replaceArg('--url', 'https://cluster-alias.example:30000'), 'text');

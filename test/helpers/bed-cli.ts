@@ -18,9 +18,18 @@ export interface KcResult {
   events: any[];
 }
 
-/** Writes the site config (a TS module exporting `value`). */
+/** Prefix of the e2e hosts' names (`KUBECEPTION_E2E_PREFIX`, default none), so two runs can share the bed. */
+export const E2E_PREFIX = process.env.KUBECEPTION_E2E_PREFIX ?? '';
+
+/**
+ * Writes the site config (a TS module exporting `value`). `KUBECEPTION_E2E_ALGORITHM` (e.g.
+ * `ECDSA-P256`, `RSA-2048`) sets `encryptionAlgorithm` where `value` leaves it unset, so a suite
+ * runs unchanged under each key algorithm.
+ */
 export async function writeConfig(host: Host, value: unknown, dir = SITE): Promise<void> {
-  await host.writeFile(`${dir}/kubeception.config.ts`, `export default ${JSON.stringify(value, null, 2)};\n`);
+  const alg = process.env.KUBECEPTION_E2E_ALGORITHM;
+  const config = alg && value && typeof value === 'object' && !('encryptionAlgorithm' in value) ? { ...value, encryptionAlgorithm: alg } : value;
+  await host.writeFile(`${dir}/kubeception.config.ts`, `export default ${JSON.stringify(config, null, 2)};\n`);
 }
 
 /** Runs the CLI in the host; parses JSON events when `--output json` is given. */

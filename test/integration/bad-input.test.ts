@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
-import { assertSameTree, kc, snapshot, SITE, writeConfig } from '../helpers/bed-cli.ts';
+import { assertSameTree, E2E_PREFIX, kc, snapshot, SITE, writeConfig } from '../helpers/bed-cli.ts';
 
 /** One bad input. `task` default `bootstrap`; `setup`/`cleanup` are bash run in the host around the case. */
 type Case = { name: string; config?: unknown; raw?: string; args?: string[]; task?: 'bootstrap' | 'join'; setup?: string; cleanup?: string; want: RegExp[] };
@@ -28,7 +28,7 @@ const cases: Case[] = [
   { name: 'bootstrap and final apiserver on one port', config: { bootstrapAPIEndpoint: { bindPort: 6443 } }, want: [/bootstrapAPIEndpoint\.bindPort/, /coexist/] },
   { name: 'unknown config key', config: { networking: { podCIDR: '10.244.0.0/16' } }, want: [/networking/, /podCIDR/] },
   { name: 'unknown distro', config: { distro: 'gentoo' }, want: [/distro "gentoo"/, /known: debian, kubic/] },
-  { name: 'ECDSA key algorithm', config: { encryptionAlgorithm: 'ECDSA-P256' }, want: [/encryptionAlgorithm/, /RSA-2048/] },
+  { name: 'key algorithm kubeadm does not offer', config: { encryptionAlgorithm: 'ECDSA-P521' }, want: [/encryptionAlgorithm/, /ECDSA-P256/] },
   { name: 'extra SAN that is no name', config: { apiServer: { extraSANs: ['api server'] } }, want: [/apiServer\.extraSANs\[0\]/] },
   { name: 'config file missing', config: {}, args: ['--config', '/root/nope.ts'], want: [/--config \/root\/nope\.ts/, /does not exist/] },
   { name: 'config with a syntax error', raw: 'export default { distro: "debian", ', want: [/config-load/, /kubeception\.config\.ts/] },
@@ -80,7 +80,7 @@ const cases: Case[] = [
 describe('bad input: exit 2, named field, host unchanged', { timeout: 600_000 }, () => {
   let host: Host;
   before(async () => {
-    host = await bootHost({ name: `${process.env.BED_HOST_PREFIX ?? ''}badin`, hostname: 'Node-A', kubelet: true });
+    host = await bootHost({ name: `${E2E_PREFIX}badin`, hostname: 'Node-A', kubelet: true });
   });
   after(async () => host?.destroy());
 

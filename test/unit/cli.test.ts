@@ -92,10 +92,11 @@ test('run --output json of a site task: every line is a JSON event; a failed ste
   const r = await cli(['run', 'demo', '--output', 'json'], dir);
   assert.equal(r.code, 1);
   const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(events.map((e) => e.event), ['task-started', 'step-started', 'step-done', 'step-skipped', 'step-started', 'step-failed', 'task-done']);
+  assert.deepEqual(events.map((e) => e.event), ['task-started', 'step-started', 'step-done', 'step-skipped', 'step-started', 'step-failed', 'task-done', 'result']);
   assert.equal(events[3].reason, 'nothing to do');
   assert.equal(events[5].step, 'three');
-  assert.match(r.stderr, /step three failed/);
+  assert.deepEqual({ ...events[7], time: undefined, durationMs: undefined }, { event: 'result', task: 'demo', status: 'failed', failedStep: 'three', durationMs: undefined, changed: [], unchanged: ['one'], skipped: ['two'], nodeName: events[7].nodeName, time: undefined });
+  assert.match(r.stderr, /failed at step three/);
 });
 
 test('Deno prints the same plan as Node (node_modules only, no network)', () => {

@@ -7,8 +7,9 @@ import { clusterInfoKubeconfig, readClusterInfo, splitClusterInfo } from '../../
 const now = Date.parse('2026-12-01T12:00:00Z');
 const token = (id: string, expiration?: string) => ({ id, secretName: `bootstrap-token-${id}`, description: '', expiration, usages: ['authentication', 'signing'], groups: [] });
 
-test('grace is the TTL, at most 24 h; entries round-trip through the ConfigMap data', () => {
-  assert.deepEqual(entryFor(now, 10_000), { expires: now, forgetAfter: now + 10_000 });
+test('grace is the TTL, at least 1 min, at most 24 h; entries round-trip through the ConfigMap data', () => {
+  assert.deepEqual(entryFor(now, 10_000), { expires: now, forgetAfter: now + 60_000 });
+  assert.deepEqual(entryFor(now, 600_000), { expires: now, forgetAfter: now + 600_000 });
   assert.deepEqual(entryFor(now, 7 * MAX_GRACE_MS), { expires: now, forgetAfter: now + MAX_GRACE_MS });
   assert.deepEqual(entryFor(undefined), {});
   const index: TokenIndex = new Map([['abcdef', entryFor(now, 60_000)], ['never1', {}]]);

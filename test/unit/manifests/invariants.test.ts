@@ -9,7 +9,7 @@ import { ETCD_CLIENT_PORT, ETCD_PEER_PORT, KUBELET_PORT } from '../../../lib/con
 import type { ResolvedConfig } from '../../../lib/types.ts';
 import { fromYaml } from '../../../lib/util/yaml.ts';
 import { controlPlanePorts, type ManifestObject } from '../../../manifests/common.ts';
-import { kubeProxyObjects } from '../../../manifests/kube-proxy.ts';
+import { kubeProxyObjects } from '../../../manifests/addons/kube-proxy.ts';
 import { selfHostedObjects } from '../../../manifests/self-hosted.ts';
 import { bootstrapStaticPods } from '../../../manifests/static-pods.ts';
 import { allStrings, flagsOf, ipv6Config, podSpecOf, sampleConfig, sampleSecrets } from './fixtures.ts';

@@ -47,6 +47,9 @@ export function sampleConfig(over: Partial<ResolvedConfig> = {}): ResolvedConfig
     kubelet: { cgroupDriver: 'systemd', criSocket: 'unix:///run/containerd/containerd.sock', extraConfig: {} },
     ignorePreflightErrors: [],
     joinService: { image: 'localhost/kubeception:v0.1.0' },
+    podNetwork: { plugin: 'flannel', flannel: { backend: 'vxlan', image: 'ghcr.io/flannel-io/flannel:v0.28.4', cniPluginImage: 'ghcr.io/flannel-io/flannel-cni-plugin:v1.9.1-flannel1' } },
+    dns: { disabled: false, image: 'registry.k8s.io/coredns/coredns:v1.12.1' },
+    proxy: { disabled: false },
     ...over,
   };
 }

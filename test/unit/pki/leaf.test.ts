@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { certSpecs, kubeconfigClientSpecs, type LeafSpec } from '../../../lib/pki/certs.ts';
 import { PkiError } from '../../../lib/pki/errors.ts';
-import { parseCert } from '../../../lib/pki/forge.ts';
+import { parseCert } from '../../../lib/pki/x509.ts';
 import { reconcileLeaf, type CaMaterial, type LeafResult } from '../../../lib/pki/reconcile.ts';
 import { freshPki, openssl, removeDir, sampleConfig } from './fixtures.ts';
 
@@ -36,7 +36,7 @@ describe('reconcileLeaf', () => {
   it('creates the kubelet identity: CN system:node:<nodeName>, O system:nodes, client auth, signed by ca', async () => {
     assert.deepEqual([first.action, first.reason], ['created', 'no certificate or key']);
     assert.match(first.keyPem, /^-----BEGIN RSA PRIVATE KEY-----/);
-    const info = parseCert(first.certPem, 'kubelet');
+    const info = await parseCert(first.certPem, 'kubelet');
     assert.deepEqual([info.commonName, info.organizations, info.usages], ['system:node:cp-1', ['system:nodes'], ['clientAuth']]);
     assert.match(await verify(first.certPem, 'ca.crt'), /OK/);
   });

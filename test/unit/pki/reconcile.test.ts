@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DryRunFiles, RealFiles, type HostFiles, type WriteOptions } from '../../../lib/host/files.ts';
 import { certSpecs, type FileLeafSpec } from '../../../lib/pki/certs.ts';
-import { PkiError } from '../../../lib/pki/errors.ts';
 import { reconcilePki } from '../../../lib/pki/reconcile.ts';
 import { copyOfFreshPki, freshPki, openssl, removeDir, sampleConfig, shell, snapshot, tempDir } from './fixtures.ts';
 
@@ -122,16 +121,6 @@ describe('reconcilePki under dry-run', () => {
     const report = await reconcilePki(sampleConfig({ certificatesDir: join(dir, 'pki') }), files);
     assert.deepEqual(report.entries.map((e) => e.action), ALL.map(() => 'created'));
     assert.equal(files.planned.filter((p) => p.op === 'write').length, 22);
-    assert.deepEqual(await snapshot(dir), new Map());
-  });
-});
-
-describe('reconcilePki bad input', () => {
-  it('refuses ECDSA-P256 before touching the host', async () => {
-    const dir = await tempDir();
-    cleanup.push(dir);
-    await assert.rejects(reconcilePki(sampleConfig({ certificatesDir: dir, encryptionAlgorithm: 'ECDSA-P256' }), new RealFiles()),
-      (e: unknown) => e instanceof PkiError && e.code === 'pki-unsupported-algorithm' && e.badInput);
     assert.deepEqual(await snapshot(dir), new Map());
   });
 });

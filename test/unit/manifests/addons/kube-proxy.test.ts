@@ -1,14 +1,14 @@
 /**
- * The kube-proxy addon (manifests/kube-proxy.ts). kube-proxy 1.34 ignores unknown config fields
+ * The kube-proxy addon (manifests/addons/kube-proxy.ts). kube-proxy 1.34 ignores unknown config fields
  * (lenient decoding after a strict failure), so these tests pin every field name; the names were
  * checked against the v1.34.4 binary (`kube-proxy --config=… --write-config-to=…`).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ClusterRoleBinding, V1ConfigMap, V1DaemonSet } from '@kubernetes/client-node';
-import { fromYaml } from '../../../lib/util/yaml.ts';
-import { kubeProxyObjects } from '../../../manifests/kube-proxy.ts';
-import { find, ipv6Config, podSpecOf, sampleConfig } from './fixtures.ts';
+import { fromYaml } from '../../../../lib/util/yaml.ts';
+import { kubeProxyObjects } from '../../../../manifests/addons/kube-proxy.ts';
+import { find, ipv6Config, podSpecOf, sampleConfig } from '../fixtures.ts';
 
 const config = sampleConfig();
 const objects = kubeProxyObjects(config);

@@ -13,11 +13,11 @@
  * @see kubernetes/cmd/kubeadm/app/phases/addons/proxy/manifests.go
  */
 import type { V1ClusterRoleBinding, V1ConfigMap, V1DaemonSet, V1ServiceAccount } from '@kubernetes/client-node';
-import { ipFamily } from '../lib/net/cidr.ts';
-import { apiserverUrls } from '../lib/k8s/endpoints.ts';
-import type { ResolvedConfig } from '../lib/types.ts';
-import { toYaml } from '../lib/util/yaml.ts';
-import { image, MANAGED_BY, NAMESPACE, type Manifest, type ManifestObject } from './common.ts';
+import { ipFamily } from '../../lib/net/cidr.ts';
+import { apiserverUrls } from '../../lib/k8s/endpoints.ts';
+import type { ResolvedConfig } from '../../lib/types.ts';
+import { toYaml } from '../../lib/util/yaml.ts';
+import { image, MANAGED_BY, NAMESPACE, type Manifest, type ManifestObject } from '../common.ts';
 
 const NAME = 'kube-proxy';
 /** Where the ConfigMap is mounted, and its keys (kubeadm's). */

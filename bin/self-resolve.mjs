@@ -1,0 +1,15 @@
+// ESM resolve hook, registered by lib/self-resolve.ts through module.register with `data.map`:
+// `kubeception` and `kubeception/<subpath>` (the package's exports) resolve to the running
+// kubeception's own files — its compiled build when that is in use, else its sources.
+import { pathToFileURL } from 'node:url';
+
+let map = {};
+
+export async function initialize(data) {
+  map = data?.map ?? {};
+}
+
+export async function resolve(specifier, context, next) {
+  const target = map[specifier];
+  return target ? { url: pathToFileURL(target).href, shortCircuit: true } : next(specifier, context);
+}

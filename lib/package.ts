@@ -1,0 +1,62 @@
+/**
+ * Where the kubeception package lives, and importing its TypeScript modules in every way the CLI
+ * runs: from the precompiled JavaScript build (`dist/`, what `bin/kubeception.js` uses when it is
+ * up to date), from the sources through tsx (a checkout whose build is stale), or natively (Deno).
+ *
+ * A package file (`tasks/bootstrap.ts`, `distros/kubic/overrides.ts`, the package's
+ * `kubeception.config.ts`) is imported as its compiled twin under `dist/` when this module is
+ * itself compiled. Any other TypeScript file — a site's own config or task file — needs a loader on
+ * Node: tsx is registered on first use (tens of milliseconds; only then).
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** True when this module runs from the compiled build (a `.js` file under `<package>/dist/<dir>/`). */
+export const COMPILED = import.meta.url.endsWith('.js');
+/** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/, dist/). */
+export const PACKAGE_DIR = COMPILED ? join(here, '..', '..') : join(here, '..');
+
+let tsLoader: Promise<void> | undefined;
+
+/** Registers tsx's ESM hooks once (Node without a TypeScript loader only). */
+function ensureTsLoader(): Promise<void> {
+  tsLoader ??= (async () => {
+    // Variables, so the build leaves them alone. Both hooks, as bin/kubeception.js registers them:
+    // a .ts file outside a `"type": "module"` package is loaded as CommonJS.
+    const [esm, cjs] = ['tsx/esm/api', 'tsx/cjs/api'];
+    const [e, c] = (await Promise.all([import(esm), import(cjs)])) as { register: () => unknown }[];
+    e!.register();
+    c!.register();
+  })();
+  return tsLoader;
+}
+
+/** The compiled twin of a package source file, if this is the compiled build and the twin exists. */
+export function compiledTwin(file: string): string | undefined {
+  if (!COMPILED || !/\.(ts|mts)$/.test(file)) return undefined;
+  const rel = relative(PACKAGE_DIR, file);
+  if (rel.startsWith('..') || rel.startsWith(`dist${sep}`) || rel.split(sep).includes('node_modules')) return undefined;
+  const twin = join(PACKAGE_DIR, 'dist', rel.replace(/\.m?ts$/, '.js'));
+  return existsSync(twin) ? twin : undefined;
+}
+
+/**
+ * Imports a module by absolute path: a package file's compiled twin when compiled; a TypeScript
+ * file through tsx when nothing else can load it (compiled Node); otherwise as it is.
+ * @throws whatever the import throws (syntax errors, missing modules).
+ */
+export async function importModule(file: string): Promise<unknown> {
+  const twin = compiledTwin(file);
+  if (twin) return import(pathToFileURL(twin).href);
+  const viaTsx = COMPILED && /\.(ts|mts|cts)$/.test(file) && !('Deno' in globalThis) && !(process.features as { typescript?: unknown }).typescript;
+  if (!viaTsx) return import(pathToFileURL(file).href);
+  await ensureTsLoader();
+  const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  // A .ts file outside a `"type": "module"` package comes through tsx as CommonJS: its ES exports
+  // are one level down, under `default` (what the sources see when tsx loads them as well).
+  const inner = mod.default as { __esModule?: unknown } | undefined;
+  return inner && typeof inner === 'object' && inner.__esModule === true ? inner : mod;
+}

@@ -1,0 +1,27 @@
+/**
+ * The public step library, `kubeception/steps`: every step body, skip predicate and preflight check
+ * the package's own task files (tasks/*.ts) and distro overrides use, so a site's copy of a task file
+ * imports exactly what the shipped one does:
+ *
+ * ```ts
+ * import { step, task } from 'kubeception/dsl';
+ * import { ensureEtcd, reconcileCerts, runPreflight, controlPlaneChecks } from 'kubeception/steps';
+ * ```
+ *
+ * Each function takes the step {@link Context} and returns a {@link StepOutcome} (or, for a skip
+ * predicate, a reason string or `false`); see each module's docstrings for its host effects. A test
+ * (test/unit/steps/index.test.ts) checks that every module under lib/steps/ is re-exported here and that
+ * every name the shipped task files import exists.
+ */
+export * from './certs.ts';
+export * from './container-runtime.ts';
+export * from './control-plane.ts';
+export * from './etcd.ts';
+export * from './join-service.ts';
+export * from './join.ts';
+export * from './kubeconfig.ts';
+export * from './kubelet.ts';
+export * from './preflight.ts';
+export * from './self-hosted.ts';
+export type { Context, Logger, RunOptions, TaskState } from '../context.ts';
+export type { StepOutcome } from '../dsl.ts';

@@ -1,0 +1,55 @@
+/**
+ * The CLI's usage text and its command-line errors: one line saying what is wrong (with "did you
+ * mean" for a misspelt command, flag or step id) and a pointer to `--help`, never the whole usage.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from './errors.ts';
+import { didYouMean } from './util/suggest.ts';
+
+/** The CLI's commands. */
+export const COMMANDS = ['run', 'plan', 'init', 'token', 'serve-join', 'approve-csrs'] as const;
+
+export const USAGE = `usage:
+  kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
+                         [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
+  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
+                       [--wait-for-network]
+      (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN)
+  kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
+  kubeception init [DIR] [--kubeception VERSION|TARBALL]   an editable site: config, tasks/, package.json
+  kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
+  kubeception token list [--output json]
+  kubeception token delete ID
+  kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
+  kubeception approve-csrs                                                   (inside the cluster)
+  kubeception --version | --help
+IDS is a comma-separated list of step ids (or preflight check ids).`;
+
+const HELP = 'see `kubeception --help`';
+
+/** A command-line error: `why` is one line; the fix points to `--help` unless given. */
+export function usageError(why: string, fix: string = HELP): InputError {
+  return new InputError('usage', { what: 'command line', why, fix });
+}
+
+/** An unknown command. */
+export function unknownCommand(command: string): InputError {
+  return usageError(`unknown command "${command}"${didYouMean(command, COMMANDS)}`, `use one of ${COMMANDS.join(', ')}; ${HELP}`);
+}
+
+/** An unknown `--flag`. */
+export function unknownFlag(flag: string, known: Iterable<string>): InputError {
+  return usageError(`unknown flag --${flag}${didYouMean(flag, known).replace(/"([^"]+)"/, '"--$1"')}`);
+}
+
+/** Step ids given to --only/--skip that the task does not have. */
+export function unknownStep(taskName: string, id: string, ids: readonly string[]): InputError {
+  return usageError(`--only/--skip: task ${taskName} has no step "${id}"${didYouMean(id, ids)}`, `use step ids of ${taskName}: ${ids.join(', ')}`);
+}
+
+/** `kubeception <version>` from the package's package.json. */
+export function versionText(packageDir: string): string {
+  const pkg = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { version: string };
+  return `kubeception ${pkg.version}`;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// `npm run build`: compiles the TypeScript sources to dist/ with esbuild — the one file that
+// imports it. Entry points keep their paths (lib/cli.ts → dist/lib/cli.js, tasks/bootstrap.ts →
+// dist/tasks/bootstrap.js, …) so a package file's compiled twin is found by path; modules shared
+// between them go to dist/chunks/ once (one DSL instance). The small libraries every command needs
+// (zod, yaml, toml, citty, …: hundreds of module files between them) are bundled in; the large ones
+// a command loads on first use stay external, in node_modules. Records the newest source mtime in
+// dist/build.json; bin/kubeception.js uses dist/ only while no source is newer.
+// Types are checked by `npm run typecheck`, not here.
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SOURCES = ['lib', 'tasks', 'distros', 'manifests', 'bin/kubeception.ts', 'kubeception.config.ts'];
+
+function newestSource(path) {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (!st) return 0;
+  if (!st.isDirectory()) return path.endsWith('.ts') ? st.mtimeMs : 0;
+  return Math.max(0, ...readdirSync(path).map((name) => newestSource(join(path, name))));
+}
+
+const files = (dir, re) => readdirSync(join(root, dir), { recursive: true }).filter((f) => re.test(f)).map((f) => join(dir, f));
+const entryPoints = [
+  'lib/cli.ts',
+  // The public modules (package.json `exports`): a site's task file imports them, compiled, through
+  // lib/self-resolve.ts — sharing the CLI's chunks, so one DSL and one step library.
+  'lib/index.ts',
+  'lib/dsl.ts',
+  'lib/steps/index.ts',
+  'lib/config/load.ts',
+  ...files('tasks', /\.ts$/),
+  ...files('distros', /overrides\.ts$/),
+  'kubeception.config.ts',
+].map((f) => join(root, f));
+
+let build;
+try {
+  ({ build } = await import('esbuild'));
+} catch {
+  // `npm ci --omit=dev` (no esbuild): no build; bin/kubeception.js runs the sources through tsx.
+  console.warn('kubeception build: esbuild is not installed (a production-only install); the CLI will run from the TypeScript sources');
+  process.exit(0);
+}
+
+const sourcesMtimeMs = Math.max(...SOURCES.map((p) => newestSource(join(root, p))));
+rmSync(join(root, 'dist'), { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints,
+  outbase: root,
+  outdir: join(root, 'dist'),
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Loaded lazily (lib/k8s/client.ts, lib/host/*.ts, lib/runner.ts, lib/pki/x509.ts, lib/package.ts).
+  external: ['@kubernetes/client-node', 'dbus-next', 'zx', 'listr2', 'tsx', 'tsx/*', '@peculiar/*', 'asn1js'],
+  chunkNames: 'chunks/[name]-[hash]',
+  // Bundled CommonJS modules require Node built-ins: give the ESM output a `require`.
+  banner: { js: "import { createRequire as __kcCreateRequire } from 'node:module'; const require = __kcCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
+writeFileSync(join(root, 'dist', 'build.json'), `${JSON.stringify({ sourcesMtimeMs })}\n`);

@@ -1,0 +1,168 @@
+/**
+ * Cluster DNS and the pod network on the bed: a control plane and two workers whose hosts have no CNI
+ * config and no hand-made pod routes (`cni: 'none'`), so every pod packet between nodes goes over the
+ * flannel VXLAN kubeception installs. CoreDNS answers cluster names from a pod on a worker; a Service
+ * backed by a pod on the other worker answers by name and ClusterIP from worker 1 and from the control
+ * plane; re-running bootstrap changes no addon object and restarts no pod. A second cluster with
+ * `networking.plugin: 'none'` bootstraps, says what is missing and has nothing of flannel.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { bootHost, type Host } from '../bed/bed.ts';
+import { importKubeceptionImage } from '../bed/kubeception-image.ts';
+import { BED_FLANNEL_CNI_PLUGIN_IMAGE, TEST_IMAGE } from '../bed/addon-images.ts';
+import { kc, writeConfig } from '../helpers/bed-cli.ts';
+import { apply, getJson, inPod, kubectl, nslookupAnswers, pod, podsReady, waitFor } from '../helpers/cluster.ts';
+import { cidrContains, parseCidr, type Cidr } from '../../lib/net/cidr.ts';
+
+const CONFIG = { distro: 'debian', networking: { flannel: { cniPluginImage: BED_FLANNEL_CNI_PLUGIN_IMAGE } } };
+/** Every object the addon steps apply (kubectl resource/name). */
+const ADDON_OBJECTS = [
+  'sa/coredns', 'clusterrole/system:coredns', 'clusterrolebinding/system:coredns', 'configmap/coredns', 'deployment/coredns', 'service/kube-dns',
+  'sa/flannel', 'clusterrole/flannel', 'clusterrolebinding/flannel', 'configmap/kube-flannel-cfg', 'daemonset/kube-flannel-ds',
+  'sa/kube-proxy', 'clusterrolebinding/kubeadm:node-proxier', 'configmap/kube-proxy', 'daemonset/kube-proxy',
+];
+const inside = (cidr: string, ip: string) => cidrContains(parseCidr(cidr) as Cidr, ip);
+
+describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_800_000 }, () => {
+  let cp: Host;
+  let w1: Host;
+  let w2: Host;
+  let kubernetesIP: string;
+  const podCIDR: Record<string, string> = {};
+
+  before(async () => {
+    [cp, w1, w2] = (await Promise.all(['d8cp', 'd8w1', 'd8w2'].map((name) => bootHost({ name, kubelet: { cni: 'none' } })))) as [Host, Host, Host];
+    await importKubeceptionImage(cp);
+    for (const h of [cp, w1, w2]) await writeConfig(h, CONFIG);
+    const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
+    assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
+    const line = r.stdout.split('\n').find((l) => l.includes('kubeception run join'));
+    assert.ok(line, `no join command printed:\n${r.stdout.slice(-2000)}`);
+    const joinArgs = line.trim().split(/\s+/).slice(line.trim().split(/\s+/).indexOf('join') + 1);
+    for (const w of [w1, w2]) {
+      const j = await kc(w, ['run', 'join', ...joinArgs, '--wait-for-network'], { timeoutMs: 600_000 });
+      assert.equal(j.code, 0, `join ${w.name} failed:\n${j.stderr}\n${j.stdout.slice(-2000)}`);
+      assert.match(j.stdout + j.stderr, /wait-node-network/);
+    }
+    for (const h of [cp, w1, w2]) podCIDR[h.name] = (await getJson(cp, 'node', h.name)).spec.podCIDR;
+    kubernetesIP = (await getJson(cp, 'service', 'kubernetes')).spec.clusterIP;
+  });
+  after(async () => {
+    await Promise.all([cp, w1, w2].map((h) => h?.destroy()));
+  });
+
+  test('the bed made no pod routes: each node got a podCIDR from the controller-manager and a flannel.1 VXLAN device', async () => {
+    for (const h of [cp, w1, w2]) {
+      assert.ok(inside('10.244.0.0/16', podCIDR[h.name]!.replace(/\/\d+$/, '')), `${h.name} podCIDR ${podCIDR[h.name]}`);
+      assert.equal(h.podSubnet, undefined, 'no bed pod subnet');
+      assert.match(await h.execOk(['ip', '-d', 'link', 'show', 'flannel.1']), /vxlan id 1 .*dstport 8472/);
+      const node = await getJson(cp, 'node', h.name);
+      assert.equal(node.status.conditions.find((c: any) => c.type === 'NetworkUnavailable')?.status, 'False', `${h.name} NetworkUnavailable`);
+      assert.deepEqual(await h.execOk(['ls', '/etc/cni/net.d']), '10-flannel.conflist\n');
+    }
+    const routes = await w1.execOk(['ip', 'route']);
+    for (const peer of [cp, w2]) assert.match(routes, new RegExp(`${podCIDR[peer.name]!.replace(/\./g, '\\.')} via \\S+ dev flannel\\.1`), routes);
+  });
+
+  test('CoreDNS: 2 pods Ready, each IP inside its node\'s podCIDR', async () => {
+    await waitFor('coredns 2/2 Ready', 300_000, async () => ((await getJson(cp, 'deployment', '-n', 'kube-system', 'coredns')).status.readyReplicas === 2 ? true : undefined), () => kubectl(cp, '-n', 'kube-system', 'describe', 'pods', '-l', 'k8s-app=kube-dns'));
+    for (const p of (await getJson(cp, 'pods', '-n', 'kube-system', '-l', 'k8s-app=kube-dns')).items)
+      assert.ok(inside(podCIDR[p.spec.nodeName]!, p.status.podIP), `${p.metadata.name} ${p.status.podIP} on ${p.spec.nodeName} (${podCIDR[p.spec.nodeName]})`);
+  });
+
+  test('from a pod on worker 1, kubernetes.default.svc.cluster.local resolves to the kubernetes Service IP', async () => {
+    await apply(cp, pod('client-w1', 'd8w1', TEST_IMAGE, ['sleep', '3600']), pod('client-cp', 'd8cp', TEST_IMAGE, ['sleep', '3600']));
+    await podsReady(cp, ['client-w1', 'client-cp']);
+    const r = await inPod(cp, 'client-w1', 'nslookup kubernetes.default.svc.cluster.local');
+    assert.equal(r.code, 0, r.out);
+    assert.deepEqual(nslookupAnswers(r.out), [kubernetesIP], r.out);
+  });
+
+  test('a Service backed by a pod on worker 2 answers by name and ClusterIP from worker 1 and from the control plane', async () => {
+    await apply(cp, pod('web', 'd8w2', TEST_IMAGE, ['httpd', '-f', '-p', '8080', '-h', '/www']), {
+      apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
+    });
+    await podsReady(cp, ['web']);
+    const clusterIP = (await getJson(cp, 'service', 'web')).spec.clusterIP;
+    for (const client of ['client-w1', 'client-cp']) {
+      for (const url of ['http://web.default.svc.cluster.local/', 'http://web/', `http://${clusterIP}/`]) {
+        const r = await waitFor(`${client} → ${url}`, 30_000, async () => {
+          const x = await inPod(cp, client, `timeout 5 wget -q -O- ${url}`);
+          return x.code === 0 ? x : undefined;
+        });
+        assert.equal(r.out.trim(), 'ok', `${client} ${url}`);
+      }
+    }
+    // The control-plane node itself (host network): the name through CoreDNS at the kube-dns address, then the ClusterIP.
+    const dns = (await getJson(cp, 'service', '-n', 'kube-system', 'kube-dns')).spec.clusterIP;
+    const look = await cp.execOk(['busybox', 'nslookup', 'web.default.svc.cluster.local', dns]);
+    assert.deepEqual(nslookupAnswers(look), [clusterIP], look);
+    assert.equal((await cp.execOk(['curl', '-sf', '--max-time', '5', `http://${clusterIP}/`])).trim(), 'ok');
+  });
+
+  test('pod to pod across nodes over flannel; every pod IP inside its node\'s podCIDR', async () => {
+    const ips = await podsReady(cp, ['client-w1', 'client-cp', 'web']);
+    const nodeOf = { 'client-w1': 'd8w1', 'client-cp': 'd8cp', web: 'd8w2' } as Record<string, string>;
+    for (const [name, ip] of Object.entries(ips)) assert.ok(inside(podCIDR[nodeOf[name]!]!, ip), `${name} ${ip} in ${podCIDR[nodeOf[name]!]}`);
+    for (const client of ['client-w1', 'client-cp']) {
+      const r = await inPod(cp, client, `timeout 5 wget -q -O- http://${ips.web}:8080/ && ping -c 1 -W 3 ${ips['client-w1']}`);
+      assert.equal(r.code, 0, `${client}: ${r.out}`);
+    }
+  });
+
+  test('re-run bootstrap: no addon object changed, no CoreDNS or flannel pod restarted, an operator\'s edits kept', async () => {
+    await kubectl(cp, '-n', 'kube-system', 'annotate', 'deployment/coredns', 'example.com/owner=dns-team');
+    await kubectl(cp, '-n', 'kube-system', 'label', 'configmap/kube-flannel-cfg', 'example.com/reviewed=yes');
+    const state = async () => ({
+      objects: (await getJson(cp, '-n', 'kube-system', ...ADDON_OBJECTS)).items.map((o: any) => `${o.kind}/${o.metadata.name} rv=${o.metadata.resourceVersion}`),
+      pods: (await getJson(cp, 'pods', '-n', 'kube-system', '-l', 'k8s-app in (kube-dns, flannel)')).items.map((p: any) => `${p.metadata.name} ${p.metadata.uid} restarts=${p.status.containerStatuses.map((c: any) => c.restartCount).join(',')}`).sort(),
+    });
+    const before = await state();
+    assert.equal(before.objects.length, ADDON_OBJECTS.length);
+    assert.equal(before.pods.length, 5, before.pods.join('\n'));
+    const r = await kc(cp, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 600_000 });
+    assert.equal(r.code, 0, r.stderr);
+    for (const id of ['addon/kube-proxy', 'addon/flannel', 'addon/coredns'])
+      assert.ok(r.events.some((e) => e.step === id && e.event === 'step-done' && e.changed === false), `${id} reported no change: ${JSON.stringify(r.events.filter((e) => e.step === id))}`);
+    assert.deepEqual(await state(), before);
+    assert.equal((await getJson(cp, 'deployment', '-n', 'kube-system', 'coredns')).metadata.annotations['example.com/owner'], 'dns-team');
+    assert.equal((await getJson(cp, 'configmap', '-n', 'kube-system', 'kube-flannel-cfg')).metadata.labels['example.com/reviewed'], 'yes');
+  });
+});
+
+describe("networking.plugin: 'none'", { timeout: 900_000 }, () => {
+  let host: Host;
+  before(async () => {
+    host = await bootHost({ name: 'd8none', kubelet: { cni: 'none' } });
+    await importKubeceptionImage(host);
+  });
+  after(async () => {
+    await host?.destroy();
+  });
+
+  test('bootstrap exits 0, says what is missing; nothing of flannel on the host; a later run never installs it', async () => {
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' } });
+    const r = await kc(host, ['run', 'bootstrap'], { timeoutMs: 900_000 });
+    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(-3000)}`);
+    const out = r.stdout + r.stderr;
+    assert.match(out, /no pod network is installed \(networking\.plugin: none\)/);
+    assert.match(out, /CoreDNS stays Pending until the pod network is ready/);
+    const nothingOfFlannel = async () => {
+      const r = await host.exec(['sh', '-c', 'ls -d /etc/cni/net.d/* /opt/cni/bin/flannel /run/flannel 2>/dev/null; ip link show flannel.1 2>/dev/null']);
+      assert.equal(r.stdout, '', `flannel traces on the host:\n${r.stdout}`);
+      assert.equal((await host.exec(['kubectl', '--kubeconfig=/etc/kubernetes/admin.conf', '-n', 'kube-system', 'get', 'daemonset', 'kube-flannel-ds'])).code, 1);
+    };
+    await nothingOfFlannel();
+    assert.equal((await getJson(host, 'configmap', '-n', 'kube-system', 'kubeception-addons')).data.flannel, "networking.plugin is 'none'");
+    assert.deepEqual([...new Set((await getJson(host, 'pods', '-n', 'kube-system', '-l', 'k8s-app=kube-dns')).items.map((p: any) => p.status.phase))], ['Pending']);
+
+    await writeConfig(host, { distro: 'debian' }); // the default plugin again: flannel stays off
+    const again = await kc(host, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 600_000 });
+    assert.equal(again.code, 0, again.stderr);
+    const skipped = again.events.find((e) => e.step === 'addon/flannel');
+    assert.equal(skipped?.event, 'step-skipped', JSON.stringify(skipped));
+    assert.match(skipped.reason, /never re-applied/);
+    await nothingOfFlannel();
+  });
+});
