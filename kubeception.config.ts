@@ -15,7 +15,7 @@ export default defineConfig({
     serviceSubnet: '10.96.0.0/12',
     dnsDomain: 'cluster.local',
   },
-  encryptionAlgorithm: 'RSA-2048',
+  encryptionAlgorithm: 'ECDSA-P256', // or RSA-2048 (kubeadm's default), RSA-3072, RSA-4096, ECDSA-P384
   apiServer: { extraSANs: [] },
   kubelet: { cgroupDriver: 'systemd' },
 });

@@ -11,5 +11,6 @@ export async function initialize(data) {
 
 export async function resolve(specifier, context, next) {
   const target = map[specifier];
-  return target ? { url: pathToFileURL(target).href, shortCircuit: true } : next(specifier, context);
+  // Through the rest of the chain (tsx), so a .ts target is loaded as TypeScript.
+  return next(target ? pathToFileURL(target).href : specifier, context);
 }

@@ -107,7 +107,7 @@ export async function taskLoadError(file: string, err: unknown): Promise<TaskDef
 function usedBy(source: string, name: string): string {
   const uses = [...source.matchAll(new RegExp(`\\b${name}\\b`, 'g'))].map((m) => m.index!).filter((i) => !/import[^;]*$/.test(source.slice(0, i)));
   if (uses[0] === undefined) return '';
-  const id = [...source.slice(0, uses[0]).matchAll(/step\(\s*['"]([a-z0-9-]+)['"]/g)].pop()?.[1];
+  const id = [...source.slice(0, uses[0]).matchAll(/step\(\s*['"]([a-z0-9/-]+)['"]/g)].pop()?.[1];
   return id ? `; used by step ${id}` : '';
 }
 

@@ -47,7 +47,7 @@ export interface KubeceptionConfig {
   proxy?: { disabled?: boolean };
   /** Directory of the PKI (kubeadm's `certificatesDir`). Default from the distro. */
   certificatesDir?: string;
-  /** Key algorithm for every generated key. Default `RSA-2048`. */
+  /** Key algorithm for every generated key (kubeadm's values). Default `ECDSA-P256`; existing keys are kept. */
   encryptionAlgorithm?: EncryptionAlgorithm;
   /** Image registry for control-plane images. Default `registry.k8s.io`. */
   imageRepository?: string;

@@ -6,7 +6,9 @@
  * @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#authorization
  */
 import type { V1ClusterRole, V1ClusterRoleBinding, V1Deployment, V1ServiceAccount } from '@kubernetes/client-node';
-import { KUBELET_CLIENT_SIGNER } from '../lib/join/csr-approver.ts';
+// From constants, not lib/join/csr-approver.ts: importing the approver would load the apiserver
+// client and the CSR parser into every command that builds manifests (plan, bootstrap).
+import { KUBELET_CLIENT_SIGNER } from '../lib/constants.ts';
 import { MANAGED_BY, NAMESPACE, type Manifest } from './common.ts';
 import { restrictedPod } from './join-service.ts';
 

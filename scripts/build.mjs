@@ -7,7 +7,7 @@
 // a command loads on first use stay external, in node_modules. Records the newest source mtime in
 // dist/build.json; bin/kubeception.js uses dist/ only while no source is newer.
 // Types are checked by `npm run typecheck`, not here.
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,6 +45,12 @@ try {
 }
 
 const sourcesMtimeMs = Math.max(...SOURCES.map((p) => newestSource(join(root, p))));
+// Already current: leave dist/ alone (a CLI may be running from it; rebuilding would pull it away).
+if (!process.argv.includes('--force')) {
+  try {
+    if (JSON.parse(readFileSync(join(root, 'dist', 'build.json'), 'utf8')).sourcesMtimeMs === sourcesMtimeMs) process.exit(0);
+  } catch {}
+}
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 await build({
   absWorkingDir: root,

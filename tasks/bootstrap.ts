@@ -8,27 +8,35 @@
  * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane →
  * addon/kube-proxy → addon/flannel → addon/coredns → bootstrap-token → join-service
  */
-import { step, task } from '../lib/dsl.ts';
-import { controlPlaneChecks, runPreflight } from '../lib/steps/preflight.ts';
-import { pkiPreflightCheck, reconcileCerts } from '../lib/steps/certs.ts';
-import { ensureKubeconfigs } from '../lib/steps/kubeconfig.ts';
-import { ensureEtcd } from '../lib/steps/etcd.ts';
-import { ensureKubeletConfig, startKubelet } from '../lib/steps/kubelet.ts';
+import { step, task } from 'kubeception/dsl';
 import {
+  applyCoreDNS,
+  applyFlannel,
+  applyKubeProxy,
   applySelfHostedControlPlane,
+  controlPlaneChecks,
+  disabledEarlier,
+  ensureBootstrapToken,
+  ensureEtcd,
+  ensureJoinService,
+  ensureKubeconfigs,
+  ensureKubeletConfig,
   markControlPlane,
+  networkChecks,
+  noPodNetwork,
   nothingToHandOver,
   pivotKubelet,
+  pkiPreflightCheck,
+  reconcileCerts,
   removeBootstrapControlPlane,
+  runPreflight,
   selfHostedServing,
+  startKubelet,
   waitBootstrapControlPlane,
   waitNodeRegistered,
   waitSelfHostedControlPlane,
   writeBootstrapControlPlane,
-} from '../lib/steps/control-plane.ts';
-import { ensureBootstrapToken, ensureJoinService } from '../lib/steps/join-service.ts';
-import { applyCoreDNS, applyFlannel, applyKubeProxy, disabledEarlier, noPodNetwork } from '../lib/steps/addons.ts';
-import { networkChecks } from '../lib/steps/network-checks.ts';
+} from 'kubeception/steps';
 
 export default task('bootstrap', [
   step('preflight').title('preflight: host, ports, binaries, etcd data dir, PKI, DNS and pod network').run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck, ...networkChecks])),

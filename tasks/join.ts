@@ -4,11 +4,21 @@
  * --token-file FILE or KUBECEPTION_TOKEN).
  * Copy to ./tasks/join.ts on a site to customise; nothing runs at import time.
  */
-import { step, task } from '../lib/dsl.ts';
-import { runPreflight, workerChecks } from '../lib/steps/preflight.ts';
-import { alreadyJoined, discover, joinFlagChecks, notControlPlaneCheck, waitKubeletBootstrap, writeWorkerKubelet } from '../lib/steps/join.ts';
-import { startKubelet } from '../lib/steps/kubelet.ts';
-import { NODE_NETWORK_TIMEOUT_MS, networkWaitNotRequested, waitNodeNetwork } from '../lib/steps/join-network.ts';
+import { step, task } from 'kubeception/dsl';
+import {
+  alreadyJoined,
+  discover,
+  joinFlagChecks,
+  networkWaitNotRequested,
+  NODE_NETWORK_TIMEOUT_MS,
+  notControlPlaneCheck,
+  runPreflight,
+  startKubelet,
+  waitKubeletBootstrap,
+  waitNodeNetwork,
+  workerChecks,
+  writeWorkerKubelet,
+} from 'kubeception/steps';
 
 export default task('join', [
   step('preflight')

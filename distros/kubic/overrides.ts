@@ -3,10 +3,14 @@
  * default: preflight also checks that its unit exists, and a `container-runtime` step starts it
  * before the kubelet.
  */
-import { overrides, step } from '../../lib/dsl.ts';
-import { controlPlaneChecks, runPreflight } from '../../lib/steps/preflight.ts';
-import { pkiPreflightCheck } from '../../lib/steps/certs.ts';
-import { containerRuntimeCheck, ensureContainerRuntime } from '../../lib/steps/container-runtime.ts';
+import { overrides, step } from 'kubeception/dsl';
+import {
+  containerRuntimeCheck,
+  controlPlaneChecks,
+  ensureContainerRuntime,
+  pkiPreflightCheck,
+  runPreflight,
+} from 'kubeception/steps';
 import type bootstrap from '../../tasks/bootstrap.ts';
 
 export default {

@@ -12,8 +12,10 @@
 import { csrSubject } from '../pki/csr.ts';
 import { Cluster } from '../k8s/client.ts';
 import { nameTakenReason, type NodeLike } from './node-name.ts';
+import { KUBELET_CLIENT_SIGNER } from '../constants.ts';
 
-export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+export { KUBELET_CLIENT_SIGNER };
+
 const ALLOWED_USAGES = new Set(['digital signature', 'key encipherment', 'client auth']);
 
 /** A CSR as far as the approver reads it (`spec.request` is base64 of the PEM). */

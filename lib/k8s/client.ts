@@ -60,24 +60,36 @@ export class Cluster {
   }
 
   /**
-   * Server-side applies each object in order.
+   * Server-side applies the objects (Namespaces first, then the rest concurrently).
    * @returns the refs whose resourceVersion changed (created or updated); empty on a no-op re-apply.
    * @throws KubeceptionError `apiserver-request` naming the object.
    */
   async apply(objects: readonly k8s.KubernetesObject[]): Promise<string[]> {
+    // Namespaces first (objects in them need them); the rest concurrently: server-side apply needs no
+    // other order (a binding may name a role not created yet; controllers retry pods whose Secret or
+    // ServiceAccount is still missing). A converged re-run is then one round trip, not one per object.
+    const namespaces = objects.filter((o) => o.kind === 'Namespace');
+    const rest = objects.filter((o) => o.kind !== 'Namespace');
     const changed: string[] = [];
-    for (const obj of objects) {
-      const ref = obj as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
-      const before = await this.read(ref);
-      let after: k8s.KubernetesObject;
-      try {
-        after = await this.api.patch(obj, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
-      } catch (err) {
-        throw apiError(`apply ${refOf(obj)}`, err, this.server);
-      }
-      if (before?.metadata?.resourceVersion !== after.metadata?.resourceVersion) changed.push(refOf(obj));
-    }
+    for (const obj of namespaces) if (await this.applyOne(obj)) changed.push(refOf(obj));
+    const results = await Promise.all(rest.map((obj) => this.applyOne(obj)));
+    rest.forEach((obj, i) => {
+      if (results[i]) changed.push(refOf(obj));
+    });
     return changed;
+  }
+
+  /** Server-side applies one object. @returns true if its resourceVersion changed. */
+  private async applyOne(obj: k8s.KubernetesObject): Promise<boolean> {
+    const ref = obj as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+    const before = await this.read(ref);
+    let after: k8s.KubernetesObject;
+    try {
+      after = await this.api.patch(obj, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+    } catch (err) {
+      throw apiError(`apply ${refOf(obj)}`, err, this.server);
+    }
+    return before?.metadata?.resourceVersion !== after.metadata?.resourceVersion;
   }
 
   /** Strategic-merge patch (merges lists such as `spec.taints` by key). */

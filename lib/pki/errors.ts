@@ -6,9 +6,9 @@ import { KubeceptionError, type ErrorDetails } from '../errors.ts';
 
 /** Stable codes of {@link PkiError}. */
 export type PkiErrorCode =
-  /** `encryptionAlgorithm` is one kubeception cannot sign with (`ECDSA-P256`). Bad input. */
+  /** `encryptionAlgorithm` is not one of kubeadm's values. Bad input (the config schema refuses it first). */
   | 'pki-unsupported-algorithm'
-  /** A key on disk is unreadable, encrypted, or not an RSA key. Bad input (host state). */
+  /** A key on disk is unreadable, encrypted, or neither RSA nor ECDSA. Bad input (host state). */
   | 'pki-bad-key'
   /** A certificate that must be kept (a CA) is unreadable. Bad input (host state). */
   | 'pki-bad-cert'

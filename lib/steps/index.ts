@@ -13,14 +13,18 @@
  * (test/unit/steps/index.test.ts) checks that every module under lib/steps/ is re-exported here and that
  * every name the shipped task files import exists.
  */
+export * from './addons.ts';
 export * from './certs.ts';
 export * from './container-runtime.ts';
 export * from './control-plane.ts';
 export * from './etcd.ts';
+export * from './images.ts';
+export * from './join-network.ts';
 export * from './join-service.ts';
 export * from './join.ts';
 export * from './kubeconfig.ts';
 export * from './kubelet.ts';
+export * from './network-checks.ts';
 export * from './preflight.ts';
 export * from './self-hosted.ts';
 export type { Context, Logger, RunOptions, TaskState } from '../context.ts';

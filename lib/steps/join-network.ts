@@ -7,7 +7,7 @@
  */
 import { TimeoutError } from '../errors.ts';
 import { pollUntil } from '../util/poll.ts';
-import { Cluster, type V1Node } from '../k8s/client.ts';
+import type { V1Node } from '../k8s/client.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
@@ -32,6 +32,7 @@ export function networkConditions(node: V1Node | undefined): { ready?: string; n
  */
 export async function waitNodeNetwork(ctx: Context): Promise<StepOutcome> {
   const path = kubeconfigPaths(ctx.config).kubelet;
+  const { Cluster } = await import('../k8s/client.ts'); // on first use: `plan` must not load client-node
   const api = new Cluster((await ctx.files.read(path)) ?? '', path);
   const ref = { apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } };
   let seen = networkConditions(undefined);

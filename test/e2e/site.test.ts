@@ -60,6 +60,10 @@ describe('a site made by init, kubeception installed from a packed tarball', { t
     assert.equal(init.code, 0, init.stderr);
     const shipped = readFileSync(join(installed, 'node_modules/kubeception/tasks/bootstrap.ts'), 'utf8');
     assert.equal(await host.readFile(`${SITE}/tasks/bootstrap.ts`), shipped);
+    // The one edit of init's config: this bed host keeps its own CNI (as the bootstrap e2e does).
+    const config = await host.readFile(`${SITE}/kubeception.config.ts`);
+    assert.match(config, /from 'kubeception';/);
+    await host.writeFile(`${SITE}/kubeception.config.ts`, config.replace(/networking: \{\n/, "networking: {\n    plugin: 'none',\n"));
     const { packageJson, packageLock } = lockFor('site', tarball, await host.readFile(`${SITE}/package.json`));
     assert.equal(JSON.parse(packageJson).dependencies.kubeception, `file:${tarball}`);
     await host.writeFile(`${SITE}/package-lock.json`, packageLock);

@@ -25,7 +25,7 @@ function runDemo(existing: string[]): string[] {
 
 test('an existing host named demo is left alone: demo.sh boots demo2 and talks only to it', () => {
   const calls = runDemo(['demo', 'u14other']);
-  assert.ok(calls.includes('tsx test/bed/host.ts up demo2 --kubelet --kubeception-image'), calls.join('\n'));
+  assert.ok(calls.some((c) => c.startsWith('tsx test/bed/host.ts up demo2 ')), calls.join('\n'));
   const touching = calls.filter((c) => / demo( |$)/.test(c));
   assert.deepEqual(touching, [], 'no command names the existing host');
   assert.ok(!calls.some((c) => /host\.ts (down|down-all|stop)\b/.test(c)), 'nothing is taken down');
@@ -33,6 +33,6 @@ test('an existing host named demo is left alone: demo.sh boots demo2 and talks o
 
 test('with no demo host it boots demo', () => {
   const calls = runDemo([]);
-  assert.ok(calls.includes('tsx test/bed/host.ts up demo --kubelet --kubeception-image'), calls.join('\n'));
+  assert.ok(calls.some((c) => c.startsWith('tsx test/bed/host.ts up demo ')), calls.join('\n'));
   assert.ok(!calls.some((c) => /host\.ts (down|down-all|stop)\b/.test(c)));
 });
