@@ -66,6 +66,12 @@ export const ETCD_HEALTH_INTERVAL_MS = 1_000;
 export const BOOTSTRAP_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';
 
 /**
+ * Where kubeception records restarts and reloads still owed to a unit after a config write (see
+ * lib/host/pending.ts), so a run killed between the write and the restart is finished by the next.
+ */
+export const PENDING_DIR = '/var/lib/kubeception/pending';
+
+/**
  * Signer of kubelet client certificates (TLS bootstrapping): the only CSRs kubeception's approver approves.
  * @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers
  */

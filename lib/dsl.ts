@@ -18,8 +18,11 @@ export interface StepOutcome {
   detail?: string;
 }
 
-/** A step body. Returns `void` (outcome unknown), or a {@link StepOutcome}. */
-export type RunFn<C> = (ctx: C) => Promise<StepOutcome | void> | StepOutcome | void;
+/**
+ * A step body. Must return a {@link StepOutcome}: the runner fails the step (`step-outcome-missing`)
+ * if it returns nothing, so "changed nothing" is always a claim the step made.
+ */
+export type RunFn<C> = (ctx: C) => Promise<StepOutcome> | StepOutcome;
 /** A skip predicate: a reason string to skip (shown to the user), or `false` to run. */
 export type SkipFn<C> = (ctx: C) => Promise<string | false> | string | false;
 

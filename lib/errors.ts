@@ -7,6 +7,8 @@
  * Exit codes used by the CLI: {@link ExitCode}.
  */
 
+import { causeLine } from './host/cause.ts';
+
 /** Process exit codes of the CLI. */
 export const ExitCode = {
   /** Every step done or skipped. */
@@ -92,9 +94,11 @@ export class UnitError extends KubeceptionError {
     readonly logs: string[] = [],
     cause?: unknown,
   ) {
+    const line = causeLine(logs);
     super('systemd-unit', {
       what: unit,
-      why: logs.length ? `${why}\n  last log lines:\n    ${logs.join('\n    ')}` : why,
+      // The cause line first; the last few lines only when no line names a cause.
+      why: line ? `${why}: ${line}` : logs.length ? `${why}\n  last log lines:\n    ${logs.slice(-5).join('\n    ')}` : why,
       fix: `check \`journalctl -u ${unit}\` and the unit's configuration, then re-run`,
       cause,
     });

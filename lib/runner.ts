@@ -11,6 +11,7 @@ import type { Listr } from 'listr2';
 import { KubeceptionError, TimeoutError } from './errors.ts';
 import { order } from './graph.ts';
 import { withRetry } from './util/retry.ts';
+import { armCrashPoints, crashBoundary, inStep } from './crash.ts';
 import type { StepOutcome, StepSpec, Task } from './dsl.ts';
 import type { Logger } from './context.ts';
 import type { EventSink, RunEvent } from './events.ts';
@@ -56,7 +57,20 @@ export async function evaluateSkip<C>(spec: StepSpec<C>, ctx: C): Promise<string
   return false;
 }
 
-async function runWithTimeout<C>(spec: StepSpec<C>, ctx: (signal: AbortSignal) => C, emit: (e: RunEvent) => void): Promise<StepOutcome | void> {
+/**
+ * Checks what a step body returned: a {@link StepOutcome} with a boolean `changed`.
+ * @throws KubeceptionError `step-outcome-missing` otherwise — "returned nothing" must not read as "changed nothing".
+ */
+export function checkOutcome(step: string, outcome: unknown): StepOutcome {
+  if (outcome && typeof outcome === 'object' && typeof (outcome as StepOutcome).changed === 'boolean') return outcome as StepOutcome;
+  throw new KubeceptionError('step-outcome-missing', {
+    what: `step ${step}`,
+    why: `its run() returned ${outcome === undefined ? 'nothing' : JSON.stringify(outcome)}, so whether it changed the host is unknown`,
+    fix: 'return { changed, detail } from the step body (changed: true if it wrote or restarted anything)',
+  });
+}
+
+async function runWithTimeout<C>(spec: StepSpec<C>, ctx: (signal: AbortSignal) => C, emit: (e: RunEvent) => void): Promise<unknown> {
   const ac = new AbortController();
   const body = withRetry(async () => spec.run?.(ctx(ac.signal)), spec.retry ?? { tries: 1, delayMs: 0 }, {
     signal: ac.signal,
@@ -79,11 +93,21 @@ async function runWithTimeout<C>(spec: StepSpec<C>, ctx: (signal: AbortSignal) =
 }
 
 /**
+ * Exit 2 promises an unchanged host. Bad input found after earlier steps changed the host is
+ * therefore reported as a failed step (exit 1) that says what had already been done.
+ */
+export function afterWrites(err: unknown, changed: readonly string[]): unknown {
+  if (!(err instanceof KubeceptionError) || !err.badInput || changed.length === 0) return err;
+  return new KubeceptionError(err.code, { what: err.what, why: `${err.why} — found after the host was changed; already done: ${changed.join('; ')}`, fix: err.fix, cause: err });
+}
+
+/**
  * Runs `task`. Never throws for a failed step: the result says which step failed and why.
  * @throws TaskDefinitionError (exit 2) for a cycle, unknown need or duplicate id, before any step runs.
  */
 export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts: RunnerOptions): Promise<RunResult> {
   const specs = order(task);
+  armCrashPoints(task);
   const started = Date.now();
   const emit = (e: RunEvent) => opts.sink?.({ ...e, time: new Date().toISOString() } as RunEvent & { time: string });
   emit({ event: 'task-started', task: task.name, steps: specs.map((s) => s.id), dryRun: false });
@@ -94,6 +118,7 @@ export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts
     settled.set(s.id, { resolve, promise });
   }
   const failed = new Map<string, unknown>();
+  const changedSoFar: string[] = []; // "step (detail)" of every step that reported a change
   const blocked = new Map<string, string>(); // step → failed step it depends on
 
   const { Listr } = await import('listr2'); // not at the top: `plan` never renders a run
@@ -120,10 +145,17 @@ export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts
           emit({ event: 'step-started', step: spec.id });
           const t0 = Date.now();
           try {
-            const outcome = await runWithTimeout(spec, ctx, emit);
-            emit({ event: 'step-done', step: spec.id, durationMs: Date.now() - t0, changed: outcome ? outcome.changed : null, detail: outcome?.detail });
-            if (outcome) t.title = `${spec.title}${outcome.detail ? ` — ${outcome.detail}` : outcome.changed ? '' : ' (no change)'}`;
-          } catch (err) {
+            const outcome = await inStep(task.name, spec.id, async () => {
+              crashBoundary(spec.id, 'before');
+              const o = checkOutcome(spec.id, await runWithTimeout(spec, ctx, emit));
+              crashBoundary(spec.id, 'after');
+              return o;
+            });
+            emit({ event: 'step-done', step: spec.id, durationMs: Date.now() - t0, changed: outcome.changed, detail: outcome.detail });
+            if (outcome.changed) changedSoFar.push(outcome.detail ? `${spec.id} (${outcome.detail})` : spec.id);
+            t.title = `${spec.title}${outcome.detail ? ` — ${outcome.detail}` : outcome.changed ? '' : ' (no change)'}`;
+          } catch (caught) {
+            const err = afterWrites(caught, changedSoFar);
             failed.set(spec.id, err);
             const code = err instanceof KubeceptionError ? err.code : 'internal';
             emit({ event: 'step-failed', step: spec.id, durationMs: Date.now() - t0, code, message: (err as Error)?.message ?? String(err) });

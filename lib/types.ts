@@ -97,6 +97,8 @@ export interface ResolvedConfig {
   /** Lower-cased DNS-1123 node name; used for the kubelet cert CN, the Node, the etcd member. */
   nodeName: string;
   localAPIEndpoint: { advertiseAddress: string; bindPort: number };
+  /** Choices made for the operator that they should know about (e.g. which of several addresses is advertised); preflight prints them as warnings. */
+  notices?: string[];
   bootstrapAPIEndpoint: { bindPort: number };
   controlPlaneEndpoint?: string;
   networking: { podSubnet: string; serviceSubnet: string; dnsDomain: string };
@@ -107,7 +109,8 @@ export interface ResolvedConfig {
   controllerManager: { extraArgs: ExtraArgs };
   scheduler: { extraArgs: ExtraArgs };
   etcd: { dataDir: string; extraArgs: ExtraArgs };
-  kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; criSocket: string; extraConfig: Record<string, unknown> };
+  /** `cgroupDriverSet`: the operator set `kubelet.cgroupDriver`; otherwise the kubelet follows the runtime's driver. */
+  kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; cgroupDriverSet?: boolean; criSocket: string; extraConfig: Record<string, unknown> };
   ignorePreflightErrors: string[];
   joinService: { image: string };
   /** From `networking.plugin` and `networking.flannel`, images resolved. */

@@ -15,6 +15,7 @@ import type { KubeceptionConfig, ResolvedConfig, DistroSettings } from '../types
 import { parseConfig, parseDistro } from './schema.ts';
 import { parseToml } from './toml.ts';
 import { resolveConfig, type HostFacts } from './validate.ts';
+import { readDefaultRoutes } from '../net/routes.ts';
 
 /** Identity helper for type inference in `kubeception.config.ts`. */
 export function defineConfig(config: KubeceptionConfig): KubeceptionConfig {
@@ -26,7 +27,7 @@ export function readHostFacts(): HostFacts {
   const addresses = Object.entries(networkInterfaces()).flatMap(([iface, list]) =>
     (list ?? []).filter((a) => !a.internal && a.cidr).map((a) => ({ address: a.address, cidr: a.cidr!, iface })),
   );
-  return { hostname: hostname(), addresses };
+  return { hostname: hostname(), addresses, defaultRouteIfaces: readDefaultRoutes().map((r) => r.iface) };
 }
 
 async function readable(path: string): Promise<boolean> {

@@ -4,8 +4,10 @@
  *
  * Rules (kubeadm's where it has one):
  * - nodeName: default the host name; lower-cased once; a DNS-1123 subdomain.
- * - advertiseAddress: an IP literal assigned to this host; default the first non-loopback IPv4
- *   (else IPv6) address, as kubeadm picks the default-route address.
+ * - advertiseAddress: an IP literal assigned to this host; default, as kubeadm: an address of the
+ *   default route's interface (IPv4 first); with no default route, the first non-loopback IPv4 (else
+ *   IPv6) address. When several addresses were candidates, `notices` says which one was taken and how
+ *   to choose another.
  * - podSubnet, serviceSubnet: CIDRs without host bits; they must not overlap each other or any
  *   network of the host's interfaces.
  * - bindPort, bootstrap bindPort: 1–65535 and different.
@@ -22,6 +24,8 @@ export interface HostFacts {
   hostname: string;
   /** Non-loopback interface addresses with their networks (`cidr` as in os.networkInterfaces()) and interface names. */
   addresses: { address: string; cidr: string; iface?: string }[];
+  /** Interfaces of the default routes, preferred first (IPv4 before IPv6, lowest metric first). */
+  defaultRouteIfaces?: string[];
 }
 
 const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
@@ -49,14 +53,18 @@ function resolveNodeName(cfg: KubeceptionConfig, facts: HostFacts, file: string)
   return name;
 }
 
-function resolveAdvertiseAddress(cfg: KubeceptionConfig, facts: HostFacts, file: string): string {
+function resolveAdvertiseAddress(cfg: KubeceptionConfig, facts: HostFacts, file: string, notices: string[]): string {
   const given = cfg.localAPIEndpoint?.advertiseAddress;
   const field = 'localAPIEndpoint.advertiseAddress';
   if (given === undefined) {
-    const v4 = facts.addresses.find((a) => !a.address.includes(':'));
-    const v6 = facts.addresses.find((a) => a.address.includes(':') && !a.address.startsWith('fe80'));
-    const pick = v4 ?? v6;
+    const candidates = [...facts.addresses.filter((a) => !a.address.includes(':')), ...facts.addresses.filter((a) => a.address.includes(':') && !a.address.startsWith('fe80'))];
+    const viaRoute = (facts.defaultRouteIfaces ?? []).map((i) => candidates.find((a) => a.iface === i)).find(Boolean);
+    const pick = viaRoute ?? candidates[0];
     if (!pick) bad(field, file, 'the host has no non-loopback address to advertise', `set ${field} to this host's IP`);
+    if (candidates.length > 1)
+      notices.push(
+        `advertise address ${pick.address} (${pick.iface ?? '?'}, ${viaRoute ? "the default route's interface" : 'no default route: the first address'}) chosen among ${candidates.map((a) => `${a.address} (${a.iface ?? '?'})`).join(', ')}; set ${field} in ${file} to choose another`,
+      );
     return pick.address;
   }
   if (!isIP(given)) bad(field, file, `"${given}" is not an IP address (kubeadm requires an IP here)`, `set ${field} to an IPv4 or IPv6 address of this host`);
@@ -139,7 +147,8 @@ const IMAGE_REF = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-
  */
 export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, facts: HostFacts, file: string): ResolvedConfig {
   const nodeName = resolveNodeName(cfg, facts, file);
-  const advertiseAddress = resolveAdvertiseAddress(cfg, facts, file);
+  const notices: string[] = [];
+  const advertiseAddress = resolveAdvertiseAddress(cfg, facts, file, notices);
   const bindPort = cfg.localAPIEndpoint?.bindPort ?? C.APISERVER_PORT;
   const bootstrapPort = cfg.bootstrapAPIEndpoint?.bindPort ?? C.BOOTSTRAP_APISERVER_PORT;
   checkPort('localAPIEndpoint.bindPort', bindPort, file);
@@ -198,9 +207,10 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     controllerManager: { extraArgs: cfg.controllerManager?.extraArgs ?? {} },
     scheduler: { extraArgs: cfg.scheduler?.extraArgs ?? {} },
     etcd: { dataDir: cfg.etcd?.dataDir ?? distro.paths.etcdDataDir, extraArgs: cfg.etcd?.extraArgs ?? {} },
-    kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
+    kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', cgroupDriverSet: cfg.kubelet?.cgroupDriver !== undefined, criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
     ignorePreflightErrors: cfg.ignorePreflightErrors ?? [],
     joinService: { image: cfg.joinService?.image ?? C.DEFAULT_JOIN_IMAGE },
     ...addons,
+    ...(notices.length ? { notices } : {}),
   };
 }

@@ -2,12 +2,26 @@
  * Listening TCP ports of the host, read from /proc/net/tcp and /proc/net/tcp6 (no sockets opened).
  */
 import { promises as fs } from 'node:fs';
+import { HostStateError } from '../errors.ts';
 
-/** Ports with a socket in LISTEN state (any address), IPv4 and IPv6. */
-export async function listeningPorts(): Promise<Set<number>> {
+/**
+ * Ports with a socket in LISTEN state (any address), IPv4 and IPv6. `files` for tests.
+ * A missing `/proc/net/tcp6` (IPv6 disabled) counts as no IPv6 listeners.
+ * @throws HostStateError `proc-net-unreadable` if `/proc/net/tcp` cannot be read, or a file has no header
+ *   line: an unreadable table must not read as "every port free".
+ */
+export async function listeningPorts(files: readonly string[] = ['/proc/net/tcp', '/proc/net/tcp6']): Promise<Set<number>> {
   const ports = new Set<number>();
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    const text = await fs.readFile(file, 'utf8').catch(() => '');
+  for (const [i, file] of files.entries()) {
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch (err) {
+      if (i > 0 && (err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw new HostStateError('proc-net-unreadable', { what: file, why: `cannot read the listening sockets: ${(err as Error).message}`, fix: 'run kubeception as root on a host with /proc mounted', cause: err });
+    }
+    if (!/^\s*sl\s+local_address/.test(text))
+      throw new HostStateError('proc-net-unreadable', { what: file, why: 'it is not a socket table (no "sl local_address" header)', fix: 'run kubeception on a host with a real /proc' });
     for (const line of text.split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
       if (cols[3] !== '0A') continue; // TCP_LISTEN

@@ -108,12 +108,26 @@ export class DbusSystemd implements Systemd {
     return (changes as unknown[]).length > 0;
   }
 
-  async start(unit: string, opts: { restart?: boolean; timeoutMs?: number } = {}): Promise<void> {
+  /**
+   * Runs the job, then watches the unit for `settleMs` (default 1 500): it must be `active` and must
+   * not have restarted. A unit that exits at once and is restarted by systemd (`activating
+   * (auto-restart)`, a crash loop) fails here with its journal, instead of counting as started.
+   */
+  async start(unit: string, opts: { restart?: boolean; timeoutMs?: number; settleMs?: number } = {}): Promise<void> {
     const method = opts.restart ? 'RestartUnit' : 'StartUnit';
     await this.runJob(unit, method, opts.timeoutMs ?? 90_000);
-    const state = await this.activeState(unit);
-    if (state !== 'active' && state !== 'activating')
-      throw new UnitError(unit, `the unit is ${state} after ${method}`, await this.journal(unit));
+    const restarts0 = Number(await this.unitProperty(unit, 'org.freedesktop.systemd1.Service', 'NRestarts').catch(() => 0));
+    const deadline = Date.now() + (opts.settleMs ?? 1_500);
+    for (;;) {
+      const [state, sub] = [await this.activeState(unit), String(await this.unitProperty(unit, 'org.freedesktop.systemd1.Unit', 'SubState'))];
+      const restarts = Number(await this.unitProperty(unit, 'org.freedesktop.systemd1.Service', 'NRestarts').catch(() => restarts0));
+      const looping = sub === 'auto-restart' || restarts > restarts0;
+      if (looping || (state !== 'active' && state !== 'activating'))
+        throw new UnitError(unit, `the unit is ${state} (${sub}) after ${method}${looping ? ': its process exits and systemd restarts it (crash loop)' : ''}`, await this.journal(unit));
+      if (Date.now() >= deadline && state === 'active') return;
+      if (Date.now() >= deadline + 60_000) throw new UnitError(unit, `the unit is still ${state} (${sub}) a minute after ${method}`, await this.journal(unit));
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   async stop(unit: string, opts: { timeoutMs?: number } = {}): Promise<void> {
@@ -140,14 +154,19 @@ export class DbusSystemd implements Systemd {
   }
 
   async activeState(unit: string): Promise<ActiveState> {
+    return String(await this.unitProperty(unit, 'org.freedesktop.systemd1.Unit', 'ActiveState'));
+  }
+
+  /** One D-Bus property of a unit (`iface` e.g. `org.freedesktop.systemd1.Unit`). */
+  private async unitProperty(unit: string, iface: string, name: string): Promise<unknown> {
     const path: string = await this.call(`LoadUnit ${unit}`, (m) => m.LoadUnit!(unit));
     try {
       const obj = await this.bus!.getProxyObject(DEST, path);
       const props = obj.getInterface('org.freedesktop.DBus.Properties') as unknown as Record<string, DbusMethod>;
-      const v = await props.Get!('org.freedesktop.systemd1.Unit', 'ActiveState');
-      return String(v.value);
+      const v = await props.Get!(iface, name);
+      return typeof v.value === 'bigint' ? Number(v.value) : v.value;
     } catch (err) {
-      throw busError(`ActiveState of ${unit}`, err);
+      throw busError(`${name} of ${unit}`, err);
     }
   }
 

@@ -39,7 +39,11 @@ export async function cluster(ctx: Pick<Context, 'files' | 'config'>, which: Whi
 
 /** One `/readyz` probe: undefined if ready, else why not. */
 export async function probeApiserver(ctx: Pick<Context, 'files' | 'config'>, which: Which, timeoutMs = 3_000): Promise<string | undefined> {
-  const tls = await adminTls(ctx, which).catch(() => undefined);
+  // Only a missing file means "not yet"; a corrupt one is an error the operator must see.
+  const tls = await adminTls(ctx, which).catch((err) => {
+    if ((err as { code?: string }).code === 'kubeconfig-missing') return undefined;
+    throw err;
+  });
   if (!tls) return 'no admin kubeconfig yet';
   const r = await probeHttps(`${apiserverUrls(ctx.config)[which]}/readyz`, tls, timeoutMs);
   if ('error' in r) return r.error;
@@ -50,7 +54,11 @@ export async function probeApiserver(ctx: Pick<Context, 'files' | 'config'>, whi
  * Waits until `which` answers `/readyz` 200 `inARow` times in a row, probing every `intervalMs`.
  * @throws TimeoutError `apiserver-not-ready` naming the URL and the last reason.
  */
-export async function waitApiserver(ctx: Context, which: Which, opts: { timeoutMs: number; intervalMs?: number; inARow?: number }): Promise<number> {
+export async function waitApiserver(
+  ctx: Context,
+  which: Which,
+  opts: { timeoutMs: number; intervalMs?: number; inARow?: number; watch?: () => Promise<void>; explain?: () => Promise<string | undefined> },
+): Promise<number> {
   const interval = opts.intervalMs ?? 1_000;
   const need = opts.inARow ?? 1;
   let streak = 0;
@@ -63,12 +71,14 @@ export async function waitApiserver(ctx: Context, which: Which, opts: { timeoutM
     if (streak > 0) ctx.log.info(`${which} apiserver: streak of ${streak} broken (${why})`);
     streak = 0;
     last = why;
+    if (probes % 3 === 0) await opts.watch?.(); // may throw: a cause that waiting will not fix
     return undefined;
   }, { timeoutMs: opts.timeoutMs, intervalMs: interval, signal: ctx.signal });
   if (done !== undefined) return done;
+  const explained = await opts.explain?.().catch(() => undefined);
   throw new TimeoutError('apiserver-not-ready', {
     what: `${which} kube-apiserver at ${apiserverUrls(ctx.config)[which]}`,
-    why: `not ready ${need > 1 ? `${need} times in a row ` : ''}within ${opts.timeoutMs} ms (last: ${last})`,
+    why: `not ready ${need > 1 ? `${need} times in a row ` : ''}within ${opts.timeoutMs} ms (last: ${last})${explained ? `; ${explained}` : ''}`,
     fix: `check the kube-apiserver pod: crictl/ctr logs, \`journalctl -u ${ctx.config.distro.units.kubelet}\``,
   });
 }

@@ -42,15 +42,17 @@ export function renderKubeconfig(k: KubeconfigSpec | TokenKubeconfigSpec): strin
 
 /**
  * What can be read back from an existing kubeconfig; fields absent if unreadable. `certFile` is the
- * `client-certificate` path a kubelet writes after TLS bootstrapping.
+ * `client-certificate` path a kubelet writes after TLS bootstrapping. `error` says why the text is
+ * not a kubeconfig at all (YAML error, not a mapping): callers must not treat that as "no key yet".
  */
-export function parseKubeconfig(text: string, source: string): Partial<KubeconfigSpec> & { certFile?: string } {
+export function parseKubeconfig(text: string, source: string): Partial<KubeconfigSpec> & { certFile?: string; error?: string } {
   let doc: any;
   try {
     doc = fromYaml(text, source);
-  } catch {
-    return {};
+  } catch (err) {
+    return { error: (err as Error).message.split('\n')[0] };
   }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { error: 'not a YAML mapping' };
   const cluster = doc?.clusters?.[0]?.cluster ?? {};
   const user = doc?.users?.[0] ?? {};
   return {

@@ -10,12 +10,15 @@
  */
 import { join } from 'node:path';
 import { CONTROL_PLANE_LABEL } from '../constants.ts';
-import { TimeoutError } from '../errors.ts';
+import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { toYaml } from '../util/yaml.ts';
 import { pollUntil } from '../util/poll.ts';
 import { cluster, probeApiserver, waitApiserver, type Which } from '../k8s/apiserver.ts';
 import { bootstrapStaticPods } from '../../manifests/static-pods.ts';
-import { kubeletTarget, pointKubelet } from './kubelet.ts';
+import { kubeletRestart, kubeletRestartPending, kubeletTarget, pointKubelet, restartKubelet } from './kubelet.ts';
+import { markPending } from '../host/pending.ts';
+import { crashPoint } from '../crash.ts';
+import { imagePullError, staticPodTrouble } from '../k8s/static-pod-state.ts';
 import { selfHostedManifests } from './self-hosted.ts';
 import type { KubernetesObject, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
@@ -37,7 +40,7 @@ export async function selfHostedServing(ctx: Context): Promise<string | false> {
  * the kubelet already uses the final apiserver, and that apiserver is serving.
  */
 export async function nothingToHandOver(ctx: Context): Promise<string | false> {
-  if ((await kubeletTarget(ctx)) !== 'final' || ctx.state.kubeletRestart) return false;
+  if ((await kubeletTarget(ctx)) !== 'final' || (await kubeletRestartPending(ctx))) return false;
   return (await selfHostedServing(ctx)) ? 'no hand-off in this run: the kubelet already uses the serving self-hosted kube-apiserver' : false;
 }
 
@@ -49,14 +52,35 @@ async function activeApiserver(ctx: Context): Promise<Which> {
 /** `bootstrap-control-plane`: writes the bootstrap static pods. */
 export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
   const written: string[] = [];
-  for (const { file, pod } of bootstrapStaticPods(ctx.config))
-    if (await ctx.files.write(join(ctx.config.distro.paths.staticPodPath, file), toYaml(pod), { mode: 0o644 })) written.push(file);
+  for (const [i, { file, pod }] of bootstrapStaticPods(ctx.config).entries()) {
+    const path = join(ctx.config.distro.paths.staticPodPath, file);
+    const text = toYaml(pod);
+    const current = await ctx.files.read(path);
+    // A running kubelet does not reliably replace a static pod whose manifest changed while the old
+    // instance is stuck (seen: an image-pull back-off kept the corrected pod from ever starting);
+    // a changed manifest therefore owes the kubelet a restart (kubelet-start does it).
+    if (current !== undefined && current !== text) await markPending(ctx, kubeletRestart(ctx));
+    if (await ctx.files.write(path, text, { mode: 0o644 })) written.push(file);
+    if (i === 0) crashPoint('first-manifest-written');
+  }
   return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifests up to date' };
 }
 
 /** `wait-bootstrap-control-plane`: the bootstrap apiserver answers /readyz. */
 export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
-  const probes = await waitApiserver(ctx, 'bootstrap', { timeoutMs: 300_000, intervalMs: 250 });
+  // The pods' real state, from the kubelet: an image that cannot be pulled fails the wait at once;
+  // a crash loop is named, with its last log lines, if the wait times out.
+  const since = Date.now() - 60_000;
+  const trouble = () => staticPodTrouble(ctx, { podPrefix: 'bootstrap-', images: bootstrapStaticPods(ctx.config).map((p) => p.pod.spec!.containers[0]!.image!), sinceMs: since });
+  const probes = await waitApiserver(ctx, 'bootstrap', {
+    timeoutMs: 300_000,
+    intervalMs: 250,
+    watch: async () => {
+      const t = await trouble();
+      if (t?.kind === 'image-pull') throw imagePullError(t, ctx.config);
+    },
+    explain: async () => (await trouble())?.message,
+  });
   return { changed: false, detail: `ready after ${probes} probe(s)` };
 }
 
@@ -64,7 +88,11 @@ export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutco
 export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
   const which = await activeApiserver(ctx);
   const api = await cluster(ctx, which);
-  const changed = await api.apply(await selfHostedManifests(ctx));
+  const objects = await selfHostedManifests(ctx);
+  const half = Math.ceil(objects.length / 2);
+  const changed = await api.apply(objects.slice(0, half));
+  crashPoint('partly-applied');
+  changed.push(...(await api.apply(objects.slice(half))));
   for (const ref of changed) ctx.log.info(`applied ${ref}`);
   return { changed: changed.length > 0, detail: `${changed.length} object(s) changed via the ${which} apiserver` };
 }
@@ -76,9 +104,19 @@ async function readNode(ctx: Context): Promise<V1Node | undefined> {
 
 /** `wait-node-registered`: the kubelet has registered this node's Node object. */
 export async function waitNodeRegistered(ctx: Context): Promise<StepOutcome> {
-  if (await pollUntil(() => readNode(ctx).catch(() => undefined), { timeoutMs: 180_000, intervalMs: 250, signal: ctx.signal }))
-    return { changed: false, detail: `Node ${ctx.config.nodeName} registered` };
-  throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: 'the kubelet did not register it within 180 s', fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
+  let last = 'the Node does not exist yet';
+  const node = await pollUntil(async () => {
+    try {
+      return await readNode(ctx);
+    } catch (err) {
+      if (err instanceof KubeceptionError && (err.badInput || err.code === 'kubeconfig-invalid')) throw err; // a corrupt admin kubeconfig: no point waiting
+      last = (err as Error).message.split('\n')[0] ?? String(err);
+      ctx.log.info(`waiting for Node ${ctx.config.nodeName}: ${last}`);
+      return undefined;
+    }
+  }, { timeoutMs: 180_000, intervalMs: 250, signal: ctx.signal });
+  if (node) return { changed: false, detail: `Node ${ctx.config.nodeName} registered` };
+  throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: `the kubelet did not register it within 180 s (last: ${last})`, fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
 }
 
 /** `mark-control-plane`: label `node-role.kubernetes.io/control-plane=""` and taint it NoSchedule (kubeadm's). */
@@ -104,12 +142,22 @@ export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutc
   return { changed: false, detail: `stable after ${probes} probe(s)` };
 }
 
-/** `kubelet-pivot`: points the kubelet at the final apiserver and restarts it if that changed. */
+/**
+ * `kubelet-pivot`: points the kubelet at the final apiserver and restarts it if that changed — in
+ * this run or in a killed earlier one (the pending restart is persisted before the kubeconfig write,
+ * so "the file already names the final apiserver" never hides a kubelet still on the bootstrap one).
+ */
 export async function pivotKubelet(ctx: Context): Promise<StepOutcome> {
-  if ((await kubeletTarget(ctx)) === 'final' && !ctx.state.kubeletRestart) return { changed: false, detail: 'kubelet already on the final apiserver' };
+  const onFinal = (await kubeletTarget(ctx)) === 'final';
+  if (onFinal && !(await kubeletRestartPending(ctx))) {
+    crashPoint('kubeconfig-written');
+    crashPoint('kubelet-restarted');
+    return { changed: false, detail: 'kubelet already on the final apiserver' };
+  }
   await pointKubelet(ctx, 'final');
-  await ctx.systemd.start(ctx.config.distro.units.kubelet, { restart: true });
-  ctx.state.kubeletRestart = false;
+  crashPoint('kubeconfig-written');
+  await restartKubelet(ctx, { restart: true });
+  crashPoint('kubelet-restarted');
   return { changed: true, detail: 'kubelet now uses the final apiserver' };
 }
 
@@ -132,7 +180,11 @@ async function fixKubernetesService(ctx: Context): Promise<boolean> {
 /** `remove-bootstrap-control-plane`: deletes the bootstrap static pod manifests; fixes the `kubernetes` Service's targetPort. */
 export async function removeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
   const files = await bootstrapManifestsPresent(ctx);
-  for (const f of files) await ctx.files.remove(join(ctx.config.distro.paths.staticPodPath, f));
+  for (const f of files) {
+    await ctx.files.remove(join(ctx.config.distro.paths.staticPodPath, f));
+    crashPoint('manifest-removed');
+  }
+  if (!files.length) crashPoint('manifest-removed');
   const fixed = await fixKubernetesService(ctx);
   const detail = [files.length ? `removed ${files.join(', ')}` : 'no bootstrap manifests', ...(fixed ? [`Service kubernetes targetPort → ${ctx.config.localAPIEndpoint.bindPort}`] : [])];
   return { changed: files.length > 0 || fixed, detail: detail.join('; ') };

@@ -15,8 +15,11 @@ import { withRetry } from '../util/retry.ts';
 import { etcdClientUrls, etcdPki, renderEtcdEnvironment } from '../etcd/config.ts';
 import { foreignDataDirError, inspectDataDir, type DataDirState } from '../etcd/datadir.ts';
 import { etcdUnhealthy, probeEtcd } from '../etcd/health.ts';
+import { repairDataDirOwnership } from '../etcd/ownership.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
+import { crashPoint } from '../crash.ts';
+import { clearPending, isPending, writeThenPending } from '../host/pending.ts';
 
 const HEADER = '# Written by kubeception';
 
@@ -75,20 +78,31 @@ export async function ensureEtcd(ctx: Context): Promise<StepOutcome> {
   if (state.kind === 'foreign') throw foreignDataDirError(dataDir, state.why);
   const changes: string[] = [];
   if (await files.mkdir(dataDir, 0o700, config.distro.etcdUser)) changes.push('data dir created');
+  const repaired = await repairDataDirOwnership(dataDir, config.distro.etcdUser, { dryRun: ctx.dryRun });
+  if (repaired.chowned.length || repaired.chmodded.length) {
+    ctx.log.warn(`etcd data dir drifted: gave ${repaired.chowned.length} path(s) back to ${config.distro.etcdUser}, set ${repaired.chmodded.length} dir(s) to 0700 (e.g. ${[...repaired.chowned, ...repaired.chmodded][0]})`);
+    changes.push('data dir owner/mode repaired');
+  }
   if (state.kind === 'init') {
     const marker = JSON.stringify({ etcdCA: await etcdCaHash(ctx), nodeName: config.nodeName }, null, 2);
     if (await files.write(join(dataDir, ETCD_OWNER_MARKER), `${marker}\n`, { mode: 0o600, owner: config.distro.etcdUser })) changes.push('owner marker written');
   }
   ctx.state.etcdDataDir = state.kind;
-  const envChanged = await files.write(config.distro.paths.etcdEnvironmentFile, renderEtcdEnvironment(config), { mode: 0o644 });
+  crashPoint('data-dir-ready');
+  // A changed environment owes etcd a restart; the marker keeps that debt across a killed run.
+  const restart = `restart:${unit}` as const;
+  const envChanged = await writeThenPending(ctx, config.distro.paths.etcdEnvironmentFile, renderEtcdEnvironment(config), { mode: 0o644 }, [restart]);
   if (envChanged) changes.push('environment written');
+  crashPoint('environment-written');
   if (await systemd.enable([unit])) changes.push(`${unit} enabled`);
   const active = await systemd.activeState(unit);
-  if (active !== 'active' || envChanged) {
+  if (active !== 'active' || envChanged || (await isPending(ctx, restart))) {
     ctx.log.info(`${active === 'active' ? 'restarting' : 'starting'} ${unit}`);
     await systemd.start(unit, { restart: active === 'active' });
+    await clearPending(ctx, restart);
     changes.push(`${unit} ${active === 'active' ? 'restarted' : 'started'}`);
   }
+  crashPoint('unit-started');
   ctx.state.etcdClientUrls = etcdClientUrls(config);
   if (!ctx.dryRun) await waitEtcdHealthy(ctx);
   return { changed: changes.length > 0, detail: changes.length ? `${changes.join(', ')}; ${state.kind}` : `healthy (${state.kind})` };

@@ -23,6 +23,7 @@ import { joinServiceObjects, JOIN_SERVICE_NAME, LEGACY_TOKEN_READER_ROLE } from 
 import { csrApproverObjects, CSR_APPROVER_NAME } from '../../manifests/csr-approver.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
+import { crashPoint } from '../crash.ts';
 
 /** Lifetime of the token bootstrap creates; a token with less than `MIN_LEFT_MS` left is replaced. */
 const TOKEN_TTL_MS = 24 * 3_600_000;
@@ -65,6 +66,7 @@ export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
   for (const kind of ['RoleBinding', 'Role'])
     if (await api.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name: LEGACY_TOKEN_READER_ROLE, namespace: 'kube-system' } })) changed.push(`deleted ${kind}/${LEGACY_TOKEN_READER_ROLE}`);
   for (const ref of changed) ctx.log.info(`applied ${ref}`);
+  crashPoint('objects-applied');
   await Promise.all([JOIN_SERVICE_NAME, CSR_APPROVER_NAME].map((name) => waitDeploymentAvailable(ctx, name, 180_000)));
   return { changed: wrote || changed.length > 0, detail: `${changed.length} object(s) changed; serving on NodePort 30000; CSR approver running` };
 }

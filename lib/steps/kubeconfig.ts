@@ -17,6 +17,18 @@ import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
+import { crashPoint } from '../crash.ts';
+import { writeThenPending } from '../host/pending.ts';
+import { kubeletRestart } from './kubelet.ts';
+
+/** The error for a kubeconfig kubeception would rewrite but cannot parse. */
+export function unreadableKubeconfig(path: string, why: string): HostStateError {
+  return new HostStateError('kubeconfig-unreadable', {
+    what: path,
+    why: `it is not a readable kubeconfig (${why}); rewriting it would replace its client key`,
+    fix: `restore it from a backup, or move it aside (mv ${path} ${path}.bad) so kubeception issues a new key and certificate`,
+  });
+}
 
 /** The `kubeconfig` step body. */
 export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
@@ -37,14 +49,19 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
     const [primary] = targets[spec.name]!;
     const existingText = await files.read(primary![0]);
     const existing = existingText ? parseKubeconfig(existingText, primary![0]) : {};
+    // An unreadable file may still hold the only copy of a key: refuse rather than issue a new one.
+    if (existing.error) throw unreadableKubeconfig(primary![0], existing.error);
     const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, { certPem: caPem, keyPem: caKeyPem }, config);
     if (leaf.action !== 'kept') ctx.log.info(`${spec.name}: client certificate ${leaf.action} (${leaf.reason})`);
     for (const [path, server] of targets[spec.name]!) {
       const current = path === primary![0] ? existing.server : undefined;
       const chosen = server || (current === urls.final || current === urls.bootstrap ? current : urls.bootstrap);
       const text = renderKubeconfig({ server: chosen, caPem, user: spec.commonName, certPem: leaf.certPem, keyPem: leaf.keyPem });
-      if (await files.write(path, text, { mode: 0o600, dirMode: 0o755 })) done.push(path);
+      // The running kubelet reads its kubeconfig only at start: a change owes it a restart.
+      const restarts = path === paths.kubelet ? [kubeletRestart(ctx)] : [];
+      if (await writeThenPending(ctx, path, text, { mode: 0o600, dirMode: 0o755 }, restarts)) done.push(path);
     }
   }
+  crashPoint('kubelet-kubeconfig-written');
   return { changed: done.length > 0, detail: done.length ? `${done.length} written` : 'all up to date' };
 }

@@ -18,6 +18,9 @@ import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { ResolvedConfig } from '../types.ts';
+import { crashPoint } from '../crash.ts';
+import { kubeletCgroupDriver } from '../host/cgroup-driver.ts';
+import { clearPending, isPending, writeThenPending, type PendingAction } from '../host/pending.ts';
 
 /** The KubeletConfiguration kubeception writes. `kubelet.extraConfig` fields override. */
 export function kubeletConfiguration(config: ResolvedConfig): Record<string, unknown> {
@@ -70,7 +73,28 @@ export async function kubeletTarget(ctx: Pick<Context, 'files' | 'config'>): Pro
   return server === urls.final ? 'final' : server === urls.bootstrap ? 'bootstrap' : undefined;
 }
 
-/** Points the kubelet's kubeconfig at `which` apiserver. @returns true if the file changed. */
+/** The pending action that applies a kubelet config change: restarting the kubelet unit. */
+export const kubeletRestart = (ctx: Pick<Context, 'config'>): PendingAction => `restart:${ctx.config.distro.units.kubelet}`;
+
+/**
+ * True if the kubelet must be restarted to use its files: a change recorded by this run, or one a
+ * killed earlier run wrote but never applied (the persisted marker, see lib/host/pending.ts).
+ */
+export async function kubeletRestartPending(ctx: Context): Promise<boolean> {
+  return ctx.state.kubeletRestart === true || (await isPending(ctx, kubeletRestart(ctx)));
+}
+
+/** Restarts (or starts) the kubelet and clears the pending restart. */
+export async function restartKubelet(ctx: Context, opts: { restart: boolean }): Promise<void> {
+  await ctx.systemd.start(ctx.config.distro.units.kubelet, opts);
+  ctx.state.kubeletRestart = false;
+  await clearPending(ctx, kubeletRestart(ctx));
+}
+
+/**
+ * Points the kubelet's kubeconfig at `which` apiserver; a change records a pending kubelet restart
+ * first. @returns true if the file changed.
+ */
 export async function pointKubelet(ctx: Context, which: Which): Promise<boolean> {
   const path = kubeconfigPaths(ctx.config).kubelet;
   const text = await ctx.files.read(path);
@@ -78,7 +102,7 @@ export async function pointKubelet(ctx: Context, which: Which): Promise<boolean>
   if (!k.caPem || !k.certPem || !k.keyPem || !k.user)
     throw new HostStateError('kubeconfig-invalid', { what: path, why: 'the kubelet kubeconfig lacks credentials', fix: 'run the kubeconfig step' });
   const next = renderKubeconfig({ server: apiserverUrls(ctx.config)[which], caPem: k.caPem, user: k.user, certPem: k.certPem, keyPem: k.keyPem });
-  return ctx.files.write(path, next, { mode: 0o600 });
+  return writeThenPending(ctx, path, next, { mode: 0o600 }, [kubeletRestart(ctx)]);
 }
 
 /** Writes config.yaml and the unit drop-in (daemon-reload if it changed). @returns what changed. */
@@ -87,10 +111,16 @@ export async function writeKubeletFiles(ctx: Context, opts: { bootstrap?: boolea
   const bin = await ctx.sh.which(config.distro.binaries.kubelet);
   if (!bin) throw new HostStateError('kubelet-missing', { what: config.distro.binaries.kubelet, why: 'the kubelet binary is not on PATH', fix: 'install the kubelet' });
   const changed: string[] = [];
-  if (await files.write(join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kubeletConfiguration(config)), { mode: 0o644 })) changed.push('config.yaml');
-  if (await files.write(kubeletDropIn(config), renderKubeletDropIn(config, bin, opts), { mode: 0o644 })) {
-    changed.push('unit drop-in');
+  const restart = kubeletRestart(ctx);
+  const cgroupDriver = await kubeletCgroupDriver(ctx);
+  const kc = kubeletConfiguration({ ...config, kubelet: { ...config.kubelet, cgroupDriver } });
+  if (await writeThenPending(ctx, join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kc), { mode: 0o644 }, [restart])) changed.push('config.yaml');
+  crashPoint('config-written');
+  if (await writeThenPending(ctx, kubeletDropIn(config), renderKubeletDropIn(config, bin, opts), { mode: 0o644 }, ['daemon-reload', restart])) changed.push('unit drop-in');
+  crashPoint('drop-in-written');
+  if (await isPending(ctx, 'daemon-reload')) {
     await ctx.systemd.reload();
+    await clearPending(ctx, 'daemon-reload');
   }
   if (changed.length) ctx.state.kubeletRestart = true;
   return changed;
@@ -102,17 +132,20 @@ export async function ensureKubeletConfig(ctx: Context): Promise<StepOutcome> {
   // Point the kubelet at the bootstrap apiserver unless the final one already serves (a converged re-run).
   const finalReady = (await probeApiserver(ctx, 'final')) === undefined;
   if (await pointKubelet(ctx, finalReady ? 'final' : 'bootstrap')) changed.push(`kubeconfig → ${finalReady ? 'final' : 'bootstrap'} apiserver`);
+  crashPoint('kubeconfig-written');
   if (changed.length) ctx.state.kubeletRestart = true;
   return { changed: changed.length > 0, detail: changed.join(', ') || 'up to date' };
 }
 
-/** The `kubelet-start` step: enable; start, or restart if its files changed in this run. */
+/**
+ * The `kubelet-start` step: enable; start, or restart if its files changed since it started (in
+ * this run or in a killed earlier one).
+ */
 export async function startKubelet(ctx: Context): Promise<StepOutcome> {
   const unit = ctx.config.distro.units.kubelet;
   const enabled = await ctx.systemd.enable([unit]);
   const active = (await ctx.systemd.activeState(unit)) === 'active';
-  if (active && !ctx.state.kubeletRestart) return { changed: enabled, detail: `${unit} active` };
-  await ctx.systemd.start(unit, { restart: active });
-  ctx.state.kubeletRestart = false;
+  if (active && !(await kubeletRestartPending(ctx))) return { changed: enabled, detail: `${unit} active` };
+  await restartKubelet(ctx, { restart: active });
   return { changed: true, detail: `${unit} ${active ? 'restarted' : 'started'}` };
 }

@@ -11,6 +11,10 @@ import { didYouMean } from '../util/suggest.ts';
 import { listeningPorts } from '../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
+import { kubeconfigPaths } from '../k8s/endpoints.ts';
+import { parseKubeconfig } from '../k8s/kubeconfig.ts';
+import { cgroupDriverMismatch } from '../host/cgroup-driver.ts';
+import { imagePullCheck, kubeletVersionCheck } from './images.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -91,8 +95,24 @@ const privileged: Check = {
   },
 };
 
+/** Existing kubeconfigs kubeception would rewrite must parse: an unreadable one may hold the only copy of its key. */
+const kubeconfigsReadable: Check = {
+  id: 'KubeconfigReadable',
+  async run(ctx) {
+    for (const path of Object.values(kubeconfigPaths(ctx.config))) {
+      const text = await ctx.files.read(path);
+      const error = text === undefined ? undefined : parseKubeconfig(text, path).error;
+      if (error) return { message: `${path} is not a readable kubeconfig (${error}); rewriting it would replace its client key`, fix: `restore ${path} from a backup, or move it aside (mv ${path} ${path}.bad) so kubeception issues a new key` };
+    }
+    return undefined;
+  },
+};
+
+/** The kubelet's cgroup driver, when set in the config, must be the container runtime's (read from its config on this node). */
+const cgroupDriverCheck: Check = { id: 'CgroupDriver', run: (ctx) => cgroupDriverMismatch(ctx) };
+
 /** Checks for a worker: root, the kubelet binary and unit, the kubelet's port. */
-export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
+export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
 
 /** Checks for a control-plane node (bootstrap). */
 export const controlPlaneChecks = (ctx: Context): Check[] => [
@@ -103,6 +123,10 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   unitCheck('etcd'),
   unitCheck('kubelet'),
   ...portChecks(ctx),
+  kubeconfigsReadable,
+  cgroupDriverCheck,
+  kubeletVersionCheck,
+  imagePullCheck,
   {
     id: `DirAvailable-${pathId(ctx.config.etcd.dataDir)}`,
     async run(c) {
@@ -142,6 +166,7 @@ export function checkIgnoreIds(ids: Iterable<string>, checks: readonly Check[]):
 export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepOutcome> {
   const ignore = ctx.options.ignorePreflightErrors;
   checkIgnoreIds(ctx.options.ignorePreflightErrorsFlag ?? [], checks);
+  for (const notice of ctx.config?.notices ?? []) ctx.log.warn(notice);
   const failures: CheckFailure[] = [];
   for (const check of checks) {
     const r = await check.run(ctx);

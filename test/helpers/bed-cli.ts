@@ -9,7 +9,7 @@ export const SITE = '/root/site';
 export const KC = `${REPO_ROOT}/bin/kubeception.js`;
 
 /** Paths kubeception may write on a Debian host. */
-export const HOST_PATHS = ['/etc/kubernetes', '/var/lib/etcd', '/etc/default/etcd', '/var/lib/kubelet', '/etc/systemd/system'];
+export const HOST_PATHS = ['/etc/kubernetes', '/var/lib/etcd', '/etc/default/etcd', '/var/lib/kubelet', '/etc/systemd/system', '/var/lib/kubeception'];
 
 export interface KcResult {
   code: number;
@@ -33,8 +33,8 @@ export async function writeConfig(host: Host, value: unknown, dir = SITE): Promi
 }
 
 /** Runs the CLI in the host; parses JSON events when `--output json` is given. */
-export async function kc(host: Host, args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<KcResult> {
-  const r = await host.exec(['node', KC, ...args], { cwd: opts.cwd ?? SITE, timeoutMs: opts.timeoutMs ?? 240_000 });
+export async function kc(host: Host, args: string[], opts: { cwd?: string; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<KcResult> {
+  const r = await host.exec(['node', KC, ...args], { cwd: opts.cwd ?? SITE, timeoutMs: opts.timeoutMs ?? 240_000, env: opts.env });
   const events = args.includes('json')
     ? r.stdout.split('\n').filter((l) => l.trim()).map((l): unknown => {
         try {

@@ -1,13 +1,21 @@
 /**
  * Bad input on a real host: every case exits 2 with a message naming the field or file, saying why
  * and how to fix it — and the host's file tree is unchanged (found before the first host write).
+ * Config fields, CLI flags, host state (found by preflight) and join flags; the count is printed.
+ * The host has a kubelet and containerd (so the image, kubelet-version and cgroup-driver checks
+ * meet real components).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
-import { assertSameTree, kc, snapshot, SITE, writeConfig } from '../helpers/bed-cli.ts';
+import { assertSameTree, E2E_PREFIX, kc, snapshot, SITE, writeConfig } from '../helpers/bed-cli.ts';
 
-type Case = { name: string; config?: unknown; raw?: string; args?: string[]; setup?: string; want: RegExp[] };
+/** One bad input. `task` default `bootstrap`; `setup`/`cleanup` are bash run in the host around the case. */
+type Case = { name: string; config?: unknown; raw?: string; args?: string[]; task?: 'bootstrap' | 'join'; setup?: string; cleanup?: string; want: RegExp[] };
+
+const HASH = `sha256:${'a'.repeat(64)}`;
+const JOIN = ['--url', 'https://10.250.0.9:30000', '--token', 'abcdef.0123456789abcdef', '--ca-cert-hash', HASH];
+const withFlag = (name: string, value: string) => JOIN.map((a, i) => (JOIN[i - 1] === name ? value : a));
 
 const cases: Case[] = [
   { name: 'nodeName with an underscore', config: { nodeName: 'node_a' }, want: [/nodeName/, /DNS-1123/, /fix: set nodeName to .*"node-a"/] },
@@ -32,14 +40,54 @@ const cases: Case[] = [
   { name: 'bindPort taken by etcd', config: { localAPIEndpoint: { bindPort: 2379 } }, want: [/localAPIEndpoint\.bindPort/, /used by etcd/] },
   { name: 'foreign etcd environment file', config: {}, setup: 'printf "ETCD_NAME=other\\n" > /etc/default/etcd', want: [/FileAvailable--etc-default-etcd/, /ETCD_NAME/] },
   { name: 'CA certificate without its key', config: {}, setup: 'mkdir -p /etc/kubernetes/pki && openssl req -x509 -newkey rsa:2048 -nodes -keyout /root/orphan.key -out /etc/kubernetes/pki/ca.crt -days 1 -subj /CN=kubernetes 2>/dev/null', want: [/\[Certificates\]/, /ca\.key is missing/, /never replaces a CA/] },
+  // config, more fields
+  { name: 'kubernetesVersion not a version', config: { kubernetesVersion: 'latest' }, want: [/kubernetesVersion/, /not a version like v1\.34\.4/] },
+  { name: 'dnsDomain with an underscore', config: { networking: { dnsDomain: 'cluster_local' } }, want: [/networking\.dnsDomain/, /DNS-1123/] },
+  { name: 'podSubnet not a CIDR', config: { networking: { podSubnet: 'ten-dot-244' } }, want: [/networking\.podSubnet/] },
+  { name: 'IPv6 podSubnet with an IPv4 advertise address', config: { networking: { podSubnet: 'fd00:244::/48' } }, want: [/networking\.podSubnet/, /IPv6/] },
+  { name: 'bindPort out of range', config: { localAPIEndpoint: { bindPort: 70000 } }, want: [/localAPIEndpoint\.bindPort/] },
+  { name: 'imageRepository with a space', config: { imageRepository: 'registry k8s io' }, want: [/imageRepository/, /not an image repository/] },
+  { name: 'joinService.image without a tag', config: { joinService: { image: 'kubeception' } }, want: [/joinService\.image/, /tag or digest/] },
+  { name: 'controlPlaneEndpoint with a scheme', config: { controlPlaneEndpoint: 'https://cp.example:6443' }, want: [/controlPlaneEndpoint/, /host\[:port\]/] },
+  { name: 'kubelet.extraConfig sets a field kubeception owns', config: { kubelet: { extraConfig: { cgroupDriver: 'cgroupfs' } } }, want: [/kubelet\.extraConfig\.cgroupDriver/, /kubelet\.cgroupDriver instead/] },
+  { name: 'extraArgs flag written with dashes', config: { apiServer: { extraArgs: { '--v': '5' } } }, want: [/apiServer\.extraArgs\["--v"\]/, /not a flag name/] },
+  { name: 'kubelet.cgroupDriver not a driver', config: { kubelet: { cgroupDriver: 'none' } }, want: [/kubelet\.cgroupDriver/] },
+  { name: 'etcd.dataDir relative', config: { etcd: { dataDir: 'var/lib/etcd' } }, want: [/etcd\.dataDir/] },
+  { name: 'ignorePreflightErrors not a list', config: { ignorePreflightErrors: 'all' }, want: [/ignorePreflightErrors/] },
+  // CLI
+  { name: '--config names a directory', config: {}, args: ['--config', '/etc'], want: [/\/etc/] },
+  { name: 'unknown step in --only', config: {}, args: ['--only', 'certz'], want: [/no step "certz"/] },
+  // host state, found by preflight
+  { name: 'kubernetesVersion whose images are not on the node and cannot be pulled', config: { kubernetesVersion: 'v1.35.0' }, want: [/\[ImagePull\]/, /kube-apiserver:v1\.35\.0/] },
+  { name: 'kubelet newer than the control plane', config: { kubernetesVersion: 'v1.31.0' }, want: [/\[KubeletVersion\]/, /newer than the control plane/] },
+  { name: 'kubelet more than 3 minors older than the control plane', config: { kubernetesVersion: 'v1.38.0' }, want: [/\[KubeletVersion\]/, /more than 3 minor versions older/] },
+  { name: 'kubelet.cgroupDriver differs from containerd\'s', config: { kubelet: { cgroupDriver: 'cgroupfs' } }, want: [/\[CgroupDriver\]/, /"cgroupfs" in the config, but containerd uses "systemd"/] },
+  { name: 'unparsable admin.conf', config: {}, setup: 'mkdir -p /etc/kubernetes && printf "clusters: [oops\\n" > /etc/kubernetes/admin.conf', want: [/\[KubeconfigReadable\]/, /\/etc\/kubernetes\/admin\.conf/] },
+  { name: 'unparsable kubelet kubeconfig', config: {}, setup: 'printf "{{{" > /var/lib/kubelet/kubeconfig', cleanup: 'rm -f /var/lib/kubelet/kubeconfig', want: [/\[KubeconfigReadable\]/, /\/var\/lib\/kubelet\/kubeconfig/] },
+  { name: 'etcd data dir holds data kubeception did not create', config: {}, setup: 'mkdir -p /var/lib/etcd/default/member && chown -R etcd:etcd /var/lib/etcd/default', cleanup: 'rm -rf /var/lib/etcd/default', want: [/DirAvailable--var-lib-etcd-default/, /did not create/] },
+  { name: 'CA certificate that is not PEM', config: {}, setup: 'mkdir -p /etc/kubernetes/pki && printf "garbage" > /etc/kubernetes/pki/ca.crt && printf "garbage" > /etc/kubernetes/pki/ca.key', want: [/\[Certificates\]/, /ca\.crt/] },
+  // join flags and join host state
+  { name: 'join without --url', config: {}, task: 'join', args: JOIN.slice(2), want: [/--url/] },
+  { name: 'join with a malformed token', config: {}, task: 'join', args: withFlag('--token', 'abcdef'), want: [/\[JoinToken\]/, /token is not of the form/] },
+  { name: 'join without --token', config: {}, task: 'join', args: JOIN.slice(0, 2).concat(JOIN.slice(4)), want: [/\[JoinToken\]/, /no token: --token/] },
+  { name: 'join with a malformed CA hash', config: {}, task: 'join', args: withFlag('--ca-cert-hash', 'sha256:xyz'), want: [/\[CaCertHash\]/, /sha256:<64 hex digits>/] },
+  { name: 'join with an http URL', config: {}, task: 'join', args: withFlag('--url', 'http://10.250.0.9:30000'), want: [/\[JoinUrl\]/, /not an https URL/] },
+  { name: 'join with a bad --discovery-timeout', config: {}, task: 'join', args: [...JOIN, '--discovery-timeout', 'soon'], want: [/--discovery-timeout/] },
+  { name: 'join on a control-plane node', config: {}, task: 'join', args: JOIN, setup: 'mkdir -p /etc/kubernetes/pki && touch /etc/kubernetes/pki/ca.key', want: [/\[NotControlPlane\]/, /control-plane node/] },
+  { name: 'join with kubelet.cgroupDriver differing from containerd\'s', config: { kubelet: { cgroupDriver: 'cgroupfs' } }, task: 'join', args: JOIN, want: [/\[CgroupDriver\]/, /containerd uses "systemd"/] },
 ];
 
 describe('bad input: exit 2, named field, host unchanged', { timeout: 600_000 }, () => {
   let host: Host;
   before(async () => {
-    host = await bootHost({ name: 'badin', hostname: 'Node-A' });
+    host = await bootHost({ name: `${E2E_PREFIX}badin`, hostname: 'Node-A', kubelet: true });
   });
   after(async () => host?.destroy());
+
+  test(`${cases.length} bad inputs`, () => {
+    console.log(`bad inputs: ${cases.length}`);
+    assert.ok(cases.length >= 40);
+  });
 
   for (const c of cases)
     test(c.name, async () => {
@@ -47,11 +95,12 @@ describe('bad input: exit 2, named field, host unchanged', { timeout: 600_000 },
       if (c.raw !== undefined) await host.writeFile(`${SITE}/kubeception.config.ts`, c.raw);
       else await writeConfig(host, { distro: 'debian', ...(c.config as object) });
       const before = await snapshot(host);
-      const r = await kc(host, ['run', 'bootstrap', ...(c.args ?? [])]);
+      const r = await kc(host, ['run', c.task ?? 'bootstrap', ...(c.args ?? [])]);
       assert.equal(r.code, 2, `exit code\n${r.stdout}\n${r.stderr}`);
       for (const w of c.want) assert.match(r.stderr, w);
       assert.match(r.stderr, /fix: /);
       assertSameTree(before, await snapshot(host), c.name);
+      if (c.cleanup) await host.execOk(['bash', '-c', c.cleanup]);
       if (c.setup) await host.execOk(['bash', '-c', 'rm -rf /etc/kubernetes /etc/default/etcd.tmp; cp /usr/share/doc/etcd-server/examples/etcd.default /etc/default/etcd 2>/dev/null || printf "# default\\n" > /etc/default/etcd']);
     });
 

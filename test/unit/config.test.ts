@@ -94,3 +94,18 @@ test('distro settings: bad TOML names line and column; missing key names the key
   assert.throws(() => parseToml('a = \n', 'x.toml'), (e: any) => e.code === 'config-toml' && /x\.toml:\d+:\d+/.test(e.what));
   assert.throws(() => parseDistro({ etcdUser: 'etcd' }, 'x', 'x.toml'), (e: any) => e.code === 'config-invalid' && /x\.toml: (paths|units|binaries|criSocket)/.test(e.what));
 });
+
+test('advertise address: the default route\'s interface wins over interface order, and the choice is announced', () => {
+  const two: HostFacts = {
+    hostname: 'h',
+    addresses: [{ address: '172.17.0.1', cidr: '172.17.0.1/16', iface: 'docker0' }, { address: '10.250.0.2', cidr: '10.250.0.2/16', iface: 'eth0' }],
+    defaultRouteIfaces: ['eth0'],
+  };
+  const c = resolve({}, two);
+  assert.equal(c.localAPIEndpoint.advertiseAddress, '10.250.0.2');
+  assert.match(c.notices?.[0] ?? '', /10\.250\.0\.2 \(eth0, the default route's interface\) chosen among 172\.17\.0\.1 \(docker0\), 10\.250\.0\.2 \(eth0\); set localAPIEndpoint\.advertiseAddress/);
+  const noRoute = resolve({}, { ...two, defaultRouteIfaces: [] });
+  assert.equal(noRoute.localAPIEndpoint.advertiseAddress, '172.17.0.1');
+  assert.match(noRoute.notices?.[0] ?? '', /no default route/);
+  assert.equal(resolve({ localAPIEndpoint: { advertiseAddress: '10.250.0.2' } }, two).notices, undefined, 'an explicit address needs no notice');
+});

@@ -1,0 +1,56 @@
+/**
+ * Deno end to end: `deno run -A bin/kubeception.ts run bootstrap` on a bed host gives a Ready
+ * control plane, and `deno run -A bin/kubeception.ts run join …` on a second host a Ready worker —
+ * the task files and the CLI under Deno, against the same real etcd, systemd (D-Bus), kubelet and
+ * containerd as the Node tests. Deno is the package's devDependency (node_modules/.bin/deno), run
+ * offline against node_modules.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { bootHost, REPO_ROOT, type Host } from '../bed/bed.ts';
+import { importKubeceptionImage } from '../bed/kubeception-image.ts';
+import { kc, SITE, stepsWith, writeConfig } from '../helpers/bed-cli.ts';
+import { ADMIN, assertBootstrapped } from '../helpers/converged.ts';
+
+const DENO = [`${REPO_ROOT}/node_modules/.bin/deno`, 'run', '-A', `${REPO_ROOT}/bin/kubeception.ts`];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function deno(host: Host, args: string[]) {
+  const r = await host.exec([...DENO, ...args, '--output', 'json'], { cwd: SITE, timeoutMs: 900_000, env: { DENO_NO_UPDATE_CHECK: '1' } });
+  const events = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  return { ...r, events };
+}
+
+describe('Deno end to end on the bed: bootstrap and join', { timeout: 1_800_000 }, () => {
+  let cp: Host;
+  let worker: Host;
+  before(async () => {
+    [cp, worker] = await Promise.all([bootHost({ name: 'c13f', kubelet: true }), bootHost({ name: 'c13g', kubelet: true })]);
+    await importKubeceptionImage(cp);
+    for (const h of [cp, worker]) await writeConfig(h, { distro: 'debian' });
+  });
+  after(async () => {
+    await Promise.all([cp, worker].map((h) => h?.destroy()));
+  });
+
+  test('deno run … run bootstrap: exit 0, Node Ready, self-hosted, bootstrap manifests gone', async () => {
+    const r = await deno(cp, ['run', 'bootstrap']);
+    assert.equal(r.code, 0, `${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}`);
+    assert.deepEqual(stepsWith(r.events, 'step-failed'), []);
+    assert.ok(stepsWith(r.events, 'step-done').includes('kubelet-pivot'));
+    await assertBootstrapped(cp, cp.name);
+  });
+
+  test('deno run … run join: exit 0, the worker Ready', async () => {
+    const line = await kc(cp, ['token', 'create', '--print-join-command']);
+    assert.equal(line.code, 0, line.stderr);
+    const r = await deno(worker, ['run', 'join', ...line.stdout.trim().split(/\s+/).slice(4)]);
+    assert.equal(r.code, 0, `${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}`);
+    let ready = '';
+    for (let i = 0; i < 90 && ready !== 'True'; i++) {
+      ready = (await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, 'get', 'node', worker.name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'])).stdout.trim();
+      if (ready !== 'True') await sleep(1_000);
+    }
+    assert.equal(ready, 'True');
+  });
+});
