@@ -9,7 +9,7 @@
  * controller-manager's csrapprover (kubeadm's `node-autoapprove-certificate-rotation`).
  * @see kubernetes/pkg/controller/certificates/approver/sarapprove.go (isNodeClientCert)
  */
-import { csrSubject } from '../pki/csr.ts';
+import { csrSubject, type CsrSubject } from '../pki/x509.ts';
 import { Cluster } from '../k8s/client.ts';
 import { nameTakenReason, type NodeLike } from './node-name.ts';
 
@@ -28,15 +28,15 @@ export interface CsrLike {
 /** What to do with a CSR; undefined = not ours to decide (other signer or requester, or decided). */
 export type Decision = { approve: boolean; reason: string; message: string } | undefined;
 
-/** The decision for one CSR given the Nodes as cached. Pure. */
-export function decide(csr: CsrLike, node: (name: string) => NodeLike | undefined): Decision {
+/** The decision for one CSR given the Nodes as cached (no apiserver call; async only to load the CSR parser). */
+export async function decide(csr: CsrLike, node: (name: string) => NodeLike | undefined): Promise<Decision> {
   const user = csr.spec?.username ?? '';
   if (csr.spec?.signerName !== KUBELET_CLIENT_SIGNER || !user.startsWith('system:bootstrap:')) return undefined;
   if (csr.status?.conditions?.some((c) => c.type === 'Approved' || c.type === 'Denied' || c.type === 'Failed')) return undefined;
   const deny = (reason: string, message: string): Decision => ({ approve: false, reason, message: `kubeception: ${message}` });
-  let subject: ReturnType<typeof csrSubject>;
+  let subject: CsrSubject;
   try {
-    subject = csrSubject(Buffer.from(csr.spec.request ?? '', 'base64').toString('utf8'));
+    subject = await csrSubject(Buffer.from(csr.spec.request ?? '', 'base64').toString('utf8'));
   } catch (err) {
     return deny('KubeceptionInvalidRequest', `the request does not parse: ${(err as Error).message}`);
   }
@@ -61,16 +61,17 @@ export function runApprover(log: (line: string) => void, kubeconfig = 'in-cluste
     for (const csr of csrs.list()) {
       const name = csr.metadata?.name ?? '';
       if (inFlight.has(name)) continue;
-      const d = decide(csr, (n) => nodes.get(n));
-      if (!d) continue;
-      inFlight.add(name);
-      api.decideCsr(csr as never, d.approve, d.reason, d.message).then(
-        () => log(`CSR ${name} from ${csr.spec?.username}: ${d.approve ? 'approved' : 'denied'} (${d.reason}: ${d.message})`),
-        (err) => {
+      inFlight.add(name); // until decided: a sweep while the parser loads must not decide twice
+      decide(csr, (n) => nodes.get(n))
+        .then(async (d) => {
+          if (!d) return void inFlight.delete(name);
+          await api.decideCsr(csr as never, d.approve, d.reason, d.message);
+          log(`CSR ${name} from ${csr.spec?.username}: ${d.approve ? 'approved' : 'denied'} (${d.reason}: ${d.message})`);
+        })
+        .catch((err) => {
           inFlight.delete(name);
           log(`CSR ${name}: ${(err as Error).message.split('\n')[0]}`);
-        },
-      );
+        });
     }
   }
   signal?.addEventListener('abort', () => {

@@ -1,6 +1,6 @@
 /**
- * X.509 certificates: the one wrapper around `@peculiar/asn1-x509`, `@peculiar/asn1-schema` and
- * `asn1js` (the RFC 5280 ASN.1 schemas and encoder under `@peculiar/x509`; pure JavaScript, runs
+ * X.509 certificates and PKCS #10 requests: the one wrapper around `@peculiar/asn1-x509`,
+ * `@peculiar/asn1-csr`, `@peculiar/asn1-schema` and `asn1js` (the RFC 5280 ASN.1 schemas and encoder under `@peculiar/x509`; pure JavaScript, runs
  * under Node and Deno). They
  * build and parse the certificate structure; the private-key operation and signature checks are
  * done by OpenSSL through `node:crypto` ({@link signTbs}, `X509Certificate`). Certificates cross this
@@ -315,4 +315,29 @@ function certSpki(pem: string, source: string): Buffer {
  */
 export function spkiSha256(certPem: string, source = 'certificate'): string {
   return `sha256:${createHash('sha256').update(certSpki(certPem, source)).digest('hex')}`;
+}
+
+/** Subject of a certificate request. */
+export interface CsrSubject {
+  commonName?: string;
+  organizations: string[];
+}
+
+/**
+ * The subject of a PEM `CERTIFICATE REQUEST` (any key type: the kubelet's CSRs carry ECDSA P-256 keys).
+ * @throws Error if the text is not one well-formed CSR.
+ * @see https://www.rfc-editor.org/rfc/rfc2986
+ */
+export async function csrSubject(pem: string): Promise<CsrSubject> {
+  const m = /-----BEGIN (?:NEW )?CERTIFICATE REQUEST-----([\s\S]+?)-----END (?:NEW )?CERTIFICATE REQUEST-----/.exec(pem);
+  if (!m) throw new Error('not a PEM certificate request');
+  const [{ AsnConvert }, { CertificationRequest }] = await Promise.all([load(), import('@peculiar/asn1-csr')]);
+  const csr = AsnConvert.parse(Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'), CertificationRequest);
+  const out: CsrSubject = { organizations: [] };
+  for (const rdn of csr.certificationRequestInfo.subject)
+    for (const attr of rdn) {
+      if (attr.type === OID_CN) out.commonName = attr.value.toString();
+      if (attr.type === OID_O) out.organizations.push(attr.value.toString());
+    }
+  return out;
 }

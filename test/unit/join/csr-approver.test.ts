@@ -26,28 +26,28 @@ before(() => {
 });
 
 describe('CSR approver decide()', () => {
-  test('approves a kubelet client CSR from a bootstrap token for a new name, or a NotReady worker name', () => {
-    assert.deepEqual(decide(csr(good), node), { approve: true, reason: 'KubeceptionAutoApproved', message: 'kubeception: system:bootstrap:abcdef joins new node new1' });
-    assert.equal(decide(csr(csrPem('/O=system:nodes/CN=system:node:gone')), node)?.approve, true);
+  test('approves a kubelet client CSR from a bootstrap token for a new name, or a NotReady worker name', async () => {
+    assert.deepEqual(await decide(csr(good), node), { approve: true, reason: 'KubeceptionAutoApproved', message: 'kubeception: system:bootstrap:abcdef joins new node new1' });
+    assert.equal((await decide(csr(csrPem('/O=system:nodes/CN=system:node:gone')), node))?.approve, true);
   });
 
-  test('denies a control-plane node name and a Ready Node name', () => {
+  test('denies a control-plane node name and a Ready Node name', async () => {
     for (const n of ['cp', 'ready']) {
-      const d = decide(csr(csrPem(`/O=system:nodes/CN=system:node:${n}`)), node);
+      const d = await decide(csr(csrPem(`/O=system:nodes/CN=system:node:${n}`)), node);
       assert.deepEqual([d?.approve, d?.reason], [false, 'KubeceptionNodeNameTaken'], n);
     }
   });
 
-  test('denies what is not a kubelet client request: other CN/O, extra usages, garbage', () => {
-    assert.equal(decide(csr(csrPem('/O=system:masters/CN=system:node:x')), node)?.reason, 'KubeceptionNotNodeClient');
-    assert.equal(decide(csr(csrPem('/O=system:nodes/CN=admin')), node)?.reason, 'KubeceptionNotNodeClient');
-    assert.equal(decide(csr(good, { usages: ['client auth', 'server auth'] }), node)?.reason, 'KubeceptionNotNodeClient');
-    assert.equal(decide(csr('not a csr'), node)?.reason, 'KubeceptionInvalidRequest');
+  test('denies what is not a kubelet client request: other CN/O, extra usages, garbage', async () => {
+    assert.equal((await decide(csr(csrPem('/O=system:masters/CN=system:node:x')), node))?.reason, 'KubeceptionNotNodeClient');
+    assert.equal((await decide(csr(csrPem('/O=system:nodes/CN=admin')), node))?.reason, 'KubeceptionNotNodeClient');
+    assert.equal((await decide(csr(good, { usages: ['client auth', 'server auth'] }), node))?.reason, 'KubeceptionNotNodeClient');
+    assert.equal((await decide(csr('not a csr'), node))?.reason, 'KubeceptionInvalidRequest');
   });
 
-  test('leaves alone other signers, non-bootstrap requesters (renewals) and decided CSRs', () => {
-    assert.equal(decide(csr(good, { signerName: 'kubernetes.io/kubelet-serving' }), node), undefined);
-    assert.equal(decide(csr(good, { username: 'system:node:new1' }), node), undefined);
-    assert.equal(decide({ ...csr(good), status: { conditions: [{ type: 'Denied' }] } }, node), undefined);
+  test('leaves alone other signers, non-bootstrap requesters (renewals) and decided CSRs', async () => {
+    assert.equal(await decide(csr(good, { signerName: 'kubernetes.io/kubelet-serving' }), node), undefined);
+    assert.equal(await decide(csr(good, { username: 'system:node:new1' }), node), undefined);
+    assert.equal(await decide({ ...csr(good), status: { conditions: [{ type: 'Denied' }] } }, node), undefined);
   });
 });
