@@ -6,7 +6,7 @@
  * preflight → certs → kubeconfig → etcd → kubelet-config → bootstrap-control-plane → kubelet-start →
  * wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
  * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane →
- * bootstrap-token → join-service
+ * apiserver-recovery → bootstrap-token → join-service
  */
 import { step, task } from '../lib/dsl.ts';
 import { controlPlaneChecks, runPreflight } from '../lib/steps/preflight.ts';
@@ -27,6 +27,7 @@ import {
   writeBootstrapControlPlane,
 } from '../lib/steps/control-plane.ts';
 import { ensureBootstrapToken, ensureJoinService } from '../lib/steps/join-service.ts';
+import { ensureRecovery } from '../lib/steps/recovery.ts';
 
 export default task('bootstrap', [
   step('preflight').title('preflight: host, ports, binaries, etcd data dir, PKI').run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck])),
@@ -63,6 +64,11 @@ export default task('bootstrap', [
     .title('remove-bootstrap-control-plane: delete the bootstrap static pods')
     .skipIf(selfHostedServing)
     .run(removeBootstrapControlPlane),
+  step('apiserver-recovery')
+    .needs('remove-bootstrap-control-plane')
+    .title('apiserver-recovery: last-known-good kube-apiserver static pod and its watcher unit')
+    .timeout(180_000)
+    .run(ensureRecovery),
   step('bootstrap-token')
     .needs('remove-bootstrap-control-plane')
     .title('bootstrap-token: TLS-bootstrap RBAC and a token for joining workers')
