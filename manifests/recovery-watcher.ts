@@ -34,6 +34,7 @@ export interface WatcherSettings {
   port: number;
   /** containerd's socket path (from `criSocket`). */
   containerdSocket: string;
+  /** Seconds between probes (default 2; fractions work with GNU sleep). */
   intervalS?: number;
   failsBeforeRecovery?: number;
   readyInARow?: number;
@@ -60,7 +61,7 @@ SOCK=${q(w.containerdSocket)}
 INTERVAL=${interval}
 FAILS=${w.failsBeforeRecovery ?? 3}
 IN_A_ROW=${w.readyInARow ?? 10}
-HUNG=$(( ${w.hungAfterS ?? 90} / INTERVAL ))
+HUNG=${Math.ceil((w.hungAfterS ?? 90) / interval)}
 
 log() { echo "kubeception-recovery: $*"; }
 serving() {
