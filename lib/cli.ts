@@ -23,6 +23,7 @@ import { makeContext, type HostBackends, realBackends, dryRunBackends } from './
 import type { RunOptions } from './context.ts';
 import { parseDuration } from './join/token.ts';
 import { serveJoinCommand, tokenCommand } from './commands.ts';
+import { resetCommand } from './commands/reset.ts';
 
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
 export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -48,6 +49,7 @@ const ARGS = {
   listen: { type: 'string' },
   'tls-dir': { type: 'string' },
   apiserver: { type: 'string' },
+  'keep-etcd-data': { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
 
@@ -58,6 +60,7 @@ const USAGE = `usage:
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
   kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
   kubeception token list
+  kubeception reset [--dry-run] [--keep-etcd-data] [--output json]
   kubeception serve-join --listen HOST:PORT --tls-dir DIR --apiserver URL   (inside the cluster)
 IDS is a comma-separated list of step ids (or preflight check ids).`;
 
@@ -114,11 +117,12 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
     if (args.command === 'serve-join') return await serveJoinCommand(args, io);
+    if (args.command === 'reset') return await resetCommand(args, io, PACKAGE_DIR, backends);
     if (args.command === 'token') {
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
-    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, token or serve-join)`);
+    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, reset, token or serve-join)`);
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
     redactor.add(args.token as string | undefined);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));

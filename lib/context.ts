@@ -25,6 +25,8 @@ export interface RunOptions {
   caCertHash?: string;
   /** `join --discovery-timeout`: how long to retry an unreachable join service, in ms. Default 60 000. */
   discoveryTimeoutMs?: number;
+  /** `reset --keep-etcd-data`: keep the etcd data dir (and stop etcd only). */
+  keepEtcdData?: boolean;
   /** Registers a secret value (e.g. a token created during the run) so no output shows it. */
   addSecret: (value: string) => void;
 }
@@ -41,6 +43,8 @@ export interface TaskState {
   kubeletRestart?: boolean;
   /** Written by join's `discovery`: what the join service answered. */
   join?: { apiserver: string; caPem: string };
+  /** Written by reset's `residue-report`: what of kubeception's remains on the host. */
+  resetReport?: import('./reset/residue.ts').ResidueReport;
   /** Written by `bootstrap-token`: the join command for workers (holds the token; printed once, never logged). */
   joinCommand?: string;
 }

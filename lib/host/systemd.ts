@@ -17,6 +17,8 @@ export interface Systemd {
   reload(): Promise<void>;
   /** `systemctl enable UNIT…`; returns true if a symlink changed. */
   enable(units: string[]): Promise<boolean>;
+  /** `systemctl disable UNIT…`; returns true if a symlink changed. Optional for test doubles. */
+  disable?(units: string[]): Promise<boolean>;
   /** Starts (`mode` `start`) or restarts a unit and waits for its job. @throws UnitError if the job fails. */
   start(unit: string, opts?: { restart?: boolean; timeoutMs?: number }): Promise<void>;
   /** Stops a unit and waits for its job. */
@@ -106,6 +108,12 @@ export class DbusSystemd implements Systemd {
     return (changes as unknown[]).length > 0;
   }
 
+  async disable(units: string[]): Promise<boolean> {
+    const [changes] = (await this.call(`disable ${units.join(' ')}`, (m) => m.DisableUnitFiles!(units, false))) as [unknown[]];
+    if (changes.length) await this.reload();
+    return changes.length > 0;
+  }
+
   async start(unit: string, opts: { restart?: boolean; timeoutMs?: number } = {}): Promise<void> {
     const method = opts.restart ? 'RestartUnit' : 'StartUnit';
     await this.runJob(unit, method, opts.timeoutMs ?? 90_000);
@@ -168,7 +176,7 @@ export class DbusSystemd implements Systemd {
 
 /** An action a {@link DryRunSystemd} recorded instead of performing. */
 export interface PlannedUnitAction {
-  op: 'reload' | 'enable' | 'start' | 'restart' | 'stop';
+  op: 'reload' | 'enable' | 'disable' | 'start' | 'restart' | 'stop';
   unit?: string;
 }
 
@@ -181,6 +189,10 @@ export class DryRunSystemd implements Systemd {
   }
   async enable(units: string[]) {
     for (const unit of units) this.planned.push({ op: 'enable', unit });
+    return true;
+  }
+  async disable(units: string[]) {
+    for (const unit of units) this.planned.push({ op: 'disable', unit });
     return true;
   }
   async start(unit: string, opts: { restart?: boolean } = {}) {

@@ -20,17 +20,17 @@ test('the recovery pod is the DaemonSet pod with host directories for its Secret
   assert.deepEqual(vols, [{ volume: 'secrets', kind: 'Secret', name: 'kube-apiserver', hostDir: '/etc/kubernetes/recovery/volumes/secrets' }]);
   const pod = recoveryStaticPod(ds, vols);
   assert.equal(pod.metadata.name, 'recovery-kube-apiserver');
-  assert.deepEqual(pod.spec?.containers, ds.spec.template.spec?.containers);
+  assert.deepEqual(pod.spec?.containers, ds.spec!.template.spec?.containers);
   assert.ok(pod.spec?.containers[0]?.command?.includes('--permit-port-sharing=true'));
   assert.deepEqual(pod.spec?.volumes, [{ name: 'secrets', hostPath: { path: '/etc/kubernetes/recovery/volumes/secrets', type: 'Directory' } }]);
   for (const f of ['serviceAccountName', 'automountServiceAccountToken', 'nodeSelector', 'tolerations']) assert.equal(f in (pod.spec ?? {}), false, f);
-  const selector = ds.spec.selector.matchLabels ?? {};
+  const selector = ds.spec!.selector.matchLabels ?? {};
   assert.ok(Object.entries(selector).some(([k, v]) => pod.metadata.labels?.[k] !== v), 'the DaemonSet selector must not match the mirror pod');
 });
 
 test('a volume the recovery pod cannot stand in for is refused by name', () => {
   const ds = apiServerDaemonSet(sampleConfig());
-  ds.spec.template.spec!.volumes!.push({ name: 'scratch', emptyDir: {} });
+  ds.spec!.template.spec!.volumes!.push({ name: 'scratch', emptyDir: {} });
   assert.throws(() => projectedVolumes(ds, '/x'), (e: any) => e.code === 'recovery-unsupported-volume' && e.what.includes('scratch'));
 });
 
