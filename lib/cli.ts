@@ -24,6 +24,7 @@ import type { RunOptions } from './context.ts';
 import { parseDuration } from './join/token.ts';
 import { serveJoinCommand, tokenCommand } from './commands.ts';
 import { resetCommand } from './commands/reset.ts';
+import { certsCommand } from './commands/certs.ts';
 
 /** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/). */
 export const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,6 +61,8 @@ const USAGE = `usage:
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
   kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
   kubeception token list
+  kubeception certs check-expiration [--output json]
+  kubeception certs renew all|NAME
   kubeception reset [--dry-run] [--keep-etcd-data] [--output json]
   kubeception serve-join --listen HOST:PORT --tls-dir DIR --apiserver URL   (inside the cluster)
 IDS is a comma-separated list of step ids (or preflight check ids).`;
@@ -92,7 +95,7 @@ function parse(argv: string[]) {
     if (m && !known.has(m[1]!)) throw usageError(`unknown flag --${m[1]}`);
   }
   const args = parseArgs(argv, ARGS) as Record<string, unknown> & { _: string[] };
-  if (args._.length > 2) throw usageError(`unexpected argument "${args._[2]}"`);
+  if (args._.length > (args._[0] === 'certs' ? 3 : 2)) throw usageError(`unexpected argument "${args._[2]}"`);
   if (args.output !== undefined && args.output !== 'json' && args.output !== 'text') throw usageError(`--output must be text or json, not "${args.output}"`);
   return args;
 }
@@ -117,12 +120,16 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
     if (args.command === 'serve-join') return await serveJoinCommand(args, io);
+    if (args.command === 'certs') {
+      const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
+      return await certsCommand(args.task as string | undefined, args._[2], args, config, PACKAGE_DIR, io);
+    }
     if (args.command === 'reset') return await resetCommand(args, io, PACKAGE_DIR, backends);
     if (args.command === 'token') {
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
-    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, reset, token or serve-join)`);
+    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, certs, reset, token or serve-join)`);
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
     redactor.add(args.token as string | undefined);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));

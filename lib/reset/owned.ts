@@ -43,6 +43,7 @@ export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
   const kubelet = p.kubeletConfigDir;
   const files = [
     ...pki, sa.keyPath, sa.publicKeyPath,
+    ...['crt', 'key'].map((ext) => join(config.certificatesDir, `kubeception-join.${ext}`)),
     ...Object.values(KUBECONFIG).flatMap((f) => [join(p.secretsDir, f), join(p.secretsDir, `bootstrap-${f}`)]),
     ...['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => join(p.staticPodPath, `bootstrap-${c}.yaml`)),
     join(p.staticPodPath, 'recovery-kube-apiserver.yaml'),
