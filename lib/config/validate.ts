@@ -10,6 +10,7 @@
  *   network of the host's interfaces.
  * - bindPort, bootstrap bindPort: 1–65535 and different.
  */
+import { parseDuration } from '../join/token.ts';
 import { ConfigError } from '../errors.ts';
 import { cidrsOverlap, ipFamily, isIP, networkOf, normalizeIP, parseCidr, type Cidr } from '../net/cidr.ts';
 import { RESERVED_FLAGS } from '../../manifests/flags.ts';
@@ -180,7 +181,20 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
   if (cfg.imageRepository !== undefined && !IMAGE_REF.test(cfg.imageRepository)) bad('imageRepository', file, `"${cfg.imageRepository}" is not an image repository`, 'use e.g. registry.k8s.io or registry.example.com:5000/k8s');
   if (cfg.joinService?.image !== undefined && !/^[a-z0-9][^\s]*(:[\w.-]+|@sha256:[0-9a-f]{64})$/.test(cfg.joinService.image)) bad('joinService.image', file, `"${cfg.joinService.image}" is not an image reference with a tag or digest`, 'use e.g. registry.example.com/kubeception:v0.1.0');
   if (cfg.controlPlaneEndpoint !== undefined && !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/i.test(cfg.controlPlaneEndpoint)) bad('controlPlaneEndpoint', file, `"${cfg.controlPlaneEndpoint}" is not host[:port]`, 'give a DNS name or IP with an optional port and no scheme, e.g. cp.example.com:6443');
+  const days = (field: 'certificateValidityPeriod' | 'caCertificateValidityPeriod' | 'certificateRenewalWindow') => {
+    const v = cfg[field];
+    if (v === undefined) return undefined;
+    const ms = parseDuration(v);
+    if (!ms) bad(field, file, `"${v}" is not a positive duration`, 'use hours, minutes and seconds, e.g. 8760h, 90m or 1h30m');
+    return ms / 86_400_000;
+  };
+  const certificateValidityDays = days('certificateValidityPeriod');
+  const caCertificateValidityDays = days('caCertificateValidityPeriod');
+  const certificateRenewBeforeDays = days('certificateRenewalWindow');
   return {
+    ...(certificateValidityDays !== undefined && { certificateValidityDays }),
+    ...(caCertificateValidityDays !== undefined && { caCertificateValidityDays }),
+    ...(certificateRenewBeforeDays !== undefined && { certificateRenewBeforeDays }),
     distro,
     kubernetesVersion,
     nodeName,

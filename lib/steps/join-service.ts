@@ -17,6 +17,7 @@ import type { KubernetesObject } from '../k8s/client.ts';
 import { caCertHash, createToken, deleteStaleTokens, joinCommand, listTokens } from '../join/tokens-api.ts';
 import { bootstrapTokenRbac } from '../../manifests/bootstrap-token-rbac.ts';
 import { joinServiceObjects } from '../../manifests/join-service.ts';
+import { renewalWindowDays } from './certs.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { ResolvedConfig } from '../types.ts';
@@ -52,7 +53,7 @@ export function joinServiceCertSpec(config: ResolvedConfig): LeafSpec {
   const dnsNames = [config.nodeName, 'kubeception-join', 'kubeception-join.kube-system', 'kubeception-join.kube-system.svc', `kubeception-join.kube-system.svc.${config.networking.dnsDomain}`];
   return {
     kind: 'leaf', name: 'kubeception-join', longName: 'join service serving certificate', caName: 'ca', commonName: 'kubeception-join', organizations: [], usages: ['serverAuth'],
-    altNames: { dnsNames, ipAddresses: [config.localAPIEndpoint.advertiseAddress] }, validityDays: LEAF_VALIDITY_DAYS,
+    altNames: { dnsNames, ipAddresses: [config.localAPIEndpoint.advertiseAddress] }, validityDays: config.certificateValidityDays ?? LEAF_VALIDITY_DAYS,
     certPath: join(config.certificatesDir, 'kubeception-join.crt'), keyPath: join(config.certificatesDir, 'kubeception-join.key'),
   };
 }
@@ -62,7 +63,7 @@ export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
   const { config, files } = ctx;
   const spec = joinServiceCertSpec(config);
   const [caPem, caKeyPem, certPem, keyPem] = await Promise.all([join(config.certificatesDir, 'ca.crt'), join(config.certificatesDir, 'ca.key'), spec.certPath!, spec.keyPath!].map((p) => files.read(p)));
-  const leaf = await reconcileLeaf(spec, { certPem, keyPem }, { certPem: caPem!, keyPem: caKeyPem! }, config);
+  const leaf = await reconcileLeaf(spec, { certPem, keyPem }, { certPem: caPem!, keyPem: caKeyPem! }, config, { renewBeforeDays: renewalWindowDays(config) });
   const wrote = [await files.write(spec.keyPath!, leaf.keyPem, { mode: 0o600 }), await files.write(spec.certPath!, leaf.certPem, { mode: 0o644 })].some(Boolean);
   const api = await cluster(ctx, 'final');
   const tokenSecretNames = (await listTokens(api)).map((t) => t.secretName);

@@ -15,6 +15,7 @@ import { kubeconfigClientSpecs } from '../pki/certs.ts';
 import { reconcileLeaf } from '../pki/reconcile.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
+import { renewalWindowDays } from './certs.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -37,7 +38,7 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
     const [primary] = targets[spec.name]!;
     const existingText = await files.read(primary![0]);
     const existing = existingText ? parseKubeconfig(existingText, primary![0]) : {};
-    const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, { certPem: caPem, keyPem: caKeyPem }, config);
+    const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, { certPem: caPem, keyPem: caKeyPem }, config, { renewBeforeDays: renewalWindowDays(config) });
     if (leaf.action !== 'kept') ctx.log.info(`${spec.name}: client certificate ${leaf.action} (${leaf.reason})`);
     for (const [path, server] of targets[spec.name]!) {
       const current = path === primary![0] ? existing.server : undefined;
