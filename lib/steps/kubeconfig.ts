@@ -11,7 +11,10 @@
  */
 import { join } from 'node:path';
 import { HostStateError } from '../errors.ts';
-import { kubeconfigClientSpecs } from '../pki/certs.ts';
+import { kubeconfigClientSpecs, type LeafSpec } from '../pki/certs.ts';
+import { isSignedBy, parseCert } from '../pki/forge.ts';
+import type { PkiError } from '../pki/errors.ts';
+import { kubeletClientCurrent, readKubeletClient, writeKubeletClient } from './kubelet-client.ts';
 import { reconcileLeaf } from '../pki/reconcile.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
@@ -31,10 +34,13 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
     admin: [[paths.admin, urls.final], [paths.bootstrapAdmin, urls.bootstrap]],
     'controller-manager': [[paths.controllerManager, urls.final], [paths.bootstrapControllerManager, urls.bootstrap]],
     scheduler: [[paths.scheduler, urls.final], [paths.bootstrapScheduler, urls.bootstrap]],
-    kubelet: [[paths.kubelet, '']],
   };
   const done: string[] = [];
   for (const spec of kubeconfigClientSpecs(config)) {
+    if (spec.name === 'kubelet') {
+      if (await ensureKubeletKubeconfig(ctx, spec, caPem, caKeyPem)) done.push(paths.kubelet);
+      continue;
+    }
     const [primary] = targets[spec.name]!;
     const existingText = await files.read(primary![0]);
     const existing = existingText ? parseKubeconfig(existingText, primary![0]) : {};
@@ -48,4 +54,33 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
     }
   }
   return { changed: done.length > 0, detail: done.length ? `${done.length} written` : 'all up to date' };
+}
+
+/**
+ * The kubelet's kubeconfig: names the rotating client certificate file (lib/steps/kubelet-client.ts),
+ * whose certificate is reconciled like any leaf (a valid one the kubelet rotated itself is kept).
+ * Keeps its server if it names the bootstrap or final apiserver, else the bootstrap one.
+ * @returns true if the kubeconfig or the certificate changed.
+ */
+async function ensureKubeletKubeconfig(ctx: Context, spec: LeafSpec, caPem: string, caKeyPem: string): Promise<boolean> {
+  const { config } = ctx;
+  const urls = apiserverUrls(config);
+  const existing = await readKubeletClient(ctx);
+  const ca = { certPem: caPem, keyPem: caKeyPem };
+  const opts = { renewBeforeDays: renewalWindowDays(config) };
+  const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, ca, config, opts).catch(async (err) => {
+    // A certificate the kubelet rotated itself has a key of its choice (ECDSA): keep it while it is
+    // valid beyond the window (the kubelet renews it by CSR); otherwise issue one for a new key.
+    if ((err as PkiError).code !== 'pki-bad-key' || !existing.certPem) throw err;
+    const info = parseCert(existing.certPem, kubeletClientCurrent(config));
+    const fresh = info.commonName === spec.commonName && isSignedBy(existing.certPem, caPem) && info.notAfter.getTime() - Date.now() > opts.renewBeforeDays * 86_400_000;
+    return fresh ? { certPem: existing.certPem, keyPem: existing.keyPem!, action: 'kept' as const, reason: 'rotated by the kubelet' } : reconcileLeaf(spec, {}, ca, config, opts);
+  });
+  if (leaf.action !== 'kept') ctx.log.info(`kubelet: client certificate ${leaf.action} (${leaf.reason})`);
+  const certChanged = await writeKubeletClient(ctx, leaf.certPem, leaf.keyPem);
+  const server = existing.server === urls.final || existing.server === urls.bootstrap ? existing.server : urls.bootstrap;
+  const text = renderKubeconfig({ server, caPem, user: spec.commonName, certFile: kubeletClientCurrent(config) });
+  const wrote = await ctx.files.write(kubeconfigPaths(config).kubelet, text, { mode: 0o600, dirMode: 0o755 });
+  if (wrote) ctx.state.kubeletRestart = true;
+  return wrote || certChanged;
 }
