@@ -59,7 +59,7 @@ async function renewKubeconfig(ctx: Ctx, spec: LeafSpec, paths: string[]): Promi
     const text = await ctx.files.read(path);
     if (text === undefined) continue;
     const k = parseKubeconfig(text, path);
-    if (!k.keyPem || !k.server) continue; // a kubelet kubeconfig naming its rotating file: the kubelet renews it
+    if (!k.keyPem || !k.server) continue; // a kubeconfig naming the kubelet's rotating file: the kubelet renews it (CSR)
     const leaf = await reconcileLeaf(spec, { certPem: k.certPem, keyPem: k.keyPem }, ca, ctx.config, { renewBeforeDays: Number.POSITIVE_INFINITY });
     written = (await ctx.files.write(path, renderKubeconfig({ server: k.server, caPem: ca.certPem, user: spec.commonName, certPem: leaf.certPem, keyPem: leaf.keyPem }), { mode: 0o600 })) || written;
   }
@@ -84,8 +84,7 @@ export async function renewHostCertificates(ctx: Ctx, names: Set<string>): Promi
   };
   for (const spec of kubeconfigClientSpecs(ctx.config)) {
     if (!names.has(`${spec.name}.conf`)) continue;
-    await renewKubeconfig(ctx, spec, confs[spec.name] ?? []);
-    done.push(`${spec.name}.conf`);
+    if (await renewKubeconfig(ctx, spec, confs[spec.name] ?? [])) done.push(`${spec.name}.conf`);
   }
   const join = joinServiceCertSpec(ctx.config) as FileLeafSpec;
   if (names.has('kubeception-join') && (await ctx.files.exists(join.keyPath))) {

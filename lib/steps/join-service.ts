@@ -18,6 +18,7 @@ import { caCertHash, createToken, deleteStaleTokens, joinCommand, listTokens } f
 import { bootstrapTokenRbac } from '../../manifests/bootstrap-token-rbac.ts';
 import { joinServiceObjects } from '../../manifests/join-service.ts';
 import { renewalWindowDays } from './certs.ts';
+import { rollAndWait } from '../k8s/rollout.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { ResolvedConfig } from '../types.ts';
@@ -69,6 +70,8 @@ export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
   const tokenSecretNames = (await listTokens(api)).map((t) => t.secretName);
   const changed = await api.apply(joinServiceObjects(config, { image: config.joinService.image, tls: { certPem: leaf.certPem, keyPem: leaf.keyPem, caPem: caPem! }, tokenSecretNames }));
   for (const ref of changed) ctx.log.info(`applied ${ref}`);
+  // The service reads its TLS files once: a renewed certificate needs new pods.
+  if (leaf.action === 'reissued' && !changed.some((r) => r.startsWith('Deployment/'))) await rollAndWait(ctx, api, [['Deployment', 'kubeception-join']]);
   await waitDeploymentAvailable(ctx, 'kubeception-join', 180_000);
   return { changed: wrote || changed.length > 0, detail: `${changed.length} object(s) changed; serving on NodePort 30000` };
 }
