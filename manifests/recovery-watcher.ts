@@ -34,6 +34,8 @@ export interface WatcherSettings {
   port: number;
   /** containerd's socket path (from `criSocket`). */
   containerdSocket: string;
+  /** Flag file in /run: the boot cleanup ran in this boot (also written at install, so it never runs on a live node). */
+  bootFlag: string;
   /** Seconds between probes (default 2; fractions work with GNU sleep). */
   intervalS?: number;
   failsBeforeRecovery?: number;
@@ -88,6 +90,23 @@ self_hosted_listening() {
   return 1
 }
 
+# ExecStartPre, once per boot (the flag lives in /run): after a power cut containerd still holds the
+# records of every container of the last boot, and the kubelet takes minutes over them before it
+# starts pods; none can be running, so remove the records of those without a RUNNING task.
+if [ "\${1:-}" = boot-cleanup ]; then
+  [ -e ${q(w.bootFlag)} ] && exit 0
+  mkdir -p "$(dirname ${q(w.bootFlag)})" && : > ${q(w.bootFlag)}
+  running=$(timeout 20 ctr --address "$SOCK" -n k8s.io tasks ls 2>/dev/null | awk '$3 == "RUNNING" { print $1 }')
+  n=0
+  for id in $(timeout 20 ctr --address "$SOCK" -n k8s.io containers ls -q 2>/dev/null); do
+    echo "$running" | grep -qxF "$id" && continue
+    timeout 10 ctr --address "$SOCK" -n k8s.io tasks delete "$id" >/dev/null 2>&1
+    timeout 10 ctr --address "$SOCK" -n k8s.io containers delete "$id" >/dev/null 2>&1 && n=$((n + 1))
+  done
+  log "boot: removed $n record(s) of dead containers of the last boot"
+  exit 0
+fi
+
 fails=0
 streak=0
 log "watching $URL (recovery manifest $LKG)"
@@ -117,13 +136,16 @@ done
 }
 
 /** The systemd unit that runs the watcher from boot on. */
-export function recoveryWatcherUnit(p: { script: string; after: string[] }): string {
+export function recoveryWatcherUnit(p: { script: string; after: string[]; before: string[] }): string {
   return `# Written by kubeception.
 [Unit]
 Description=kubeception: restore this node's kube-apiserver from its last-known-good static pod when none serves
 After=${p.after.join(' ')}
+Before=${p.before.join(' ')}
 
 [Service]
+ExecStartPre=/bin/sh ${p.script} boot-cleanup
+TimeoutStartSec=90
 ExecStart=/bin/sh ${p.script}
 Restart=always
 RestartSec=2

@@ -55,7 +55,7 @@ export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
   const trees = [
     join(p.secretsDir, 'recovery'),
     ...['pki', 'pods', 'plugins', 'plugins_registry', 'pod-resources', 'checkpoints', 'device-plugins'].map((d) => join(kubelet, d)),
-    '/var/lib/cni', '/run/flannel',
+    '/var/lib/cni', '/run/flannel', '/run/kubeception',
   ];
   return [...files.map((path) => ({ path })), ...trees.map((path) => ({ path, tree: true }))];
 }

@@ -24,6 +24,9 @@ import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { ResolvedConfig } from '../types.ts';
 
+/** Flag of the watcher's once-per-boot cleanup (in /run, so a boot clears it). */
+export const RECOVERY_BOOT_FLAG = '/run/kubeception/recovery-boot-cleanup';
+
 /** The systemd unit of the watcher. */
 export const RECOVERY_UNIT = 'kubeception-recovery.service';
 
@@ -107,11 +110,14 @@ export async function installRecoveryWatcher(ctx: Context): Promise<string[]> {
     caFile: join(config.certificatesDir, 'ca.crt'),
     port: config.localAPIEndpoint.bindPort,
     containerdSocket: config.kubelet.criSocket.replace(/^unix:\/\//, ''),
+    bootFlag: RECOVERY_BOOT_FLAG,
   });
   const changed: string[] = [];
   if (await ctx.files.write(p.script, script, { mode: 0o700, dirMode: 0o700 })) changed.push(p.script);
-  const after = [config.distro.units.containerRuntime, config.distro.units.kubelet];
-  if (await ctx.files.write(p.unit, recoveryWatcherUnit({ script: p.script, after }), { mode: 0o644 })) {
+  // The boot cleanup is for the next boot only: this one's containers are the live cluster's.
+  await ctx.files.write(RECOVERY_BOOT_FLAG, '', { mode: 0o644 });
+  const unit = recoveryWatcherUnit({ script: p.script, after: [config.distro.units.containerRuntime], before: [config.distro.units.kubelet] });
+  if (await ctx.files.write(p.unit, unit, { mode: 0o644 })) {
     changed.push(p.unit);
     await ctx.systemd.reload();
   }

@@ -55,7 +55,7 @@ esac
   writeFileSync(join(d, 'lkg.yaml'), 'kind: Pod # last known good\n');
   const script = recoveryWatcherScript({
     lkgManifest: join(d, 'lkg.yaml'), staticPodPath: join(d, 'manifests'), activeFile: 'recovery-kube-apiserver.yaml', readyzUrl: 'https://x/readyz',
-    caFile: '/dev/null', port, containerdSocket: '/nonexistent', intervalS: 0.05, failsBeforeRecovery: 3, readyInARow: 4, hungAfterS: 1,
+    caFile: '/dev/null', port, containerdSocket: '/nonexistent', bootFlag: join(d, 'flag'), intervalS: 0.05, failsBeforeRecovery: 3, readyInARow: 4, hungAfterS: 1,
   });
   writeFileSync(join(d, 'watch.sh'), script);
   const child = spawn('sh', [join(d, 'watch.sh')], { env: { PATH: `${bin}:/usr/bin:/bin` }, stdio: ['ignore', 'pipe', 'inherit'] });
