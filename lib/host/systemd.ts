@@ -109,7 +109,8 @@ export class DbusSystemd implements Systemd {
   }
 
   async disable(units: string[]): Promise<boolean> {
-    const [changes] = (await this.call(`disable ${units.join(' ')}`, (m) => m.DisableUnitFiles!(units, false))) as [unknown[]];
+    // DisableUnitFiles has one out argument: the list of changes itself.
+    const changes = (await this.call(`disable ${units.join(' ')}`, (m) => m.DisableUnitFiles!(units, false))) as unknown[];
     if (changes.length) await this.reload();
     return changes.length > 0;
   }

@@ -73,16 +73,20 @@ export const stopEtcd = (ctx: Context) => stopUnits(ctx, [ctx.config.distro.unit
  * the pods' network namespaces; then restarts containerd so its CRI plugin forgets the sandboxes.
  */
 export async function removeContainers(ctx: Context): Promise<StepOutcome> {
-  const ids = await containers(ctx);
-  const changed: string[] = [];
-  for (const id of ids) await ctr(ctx, 'tasks', 'delete', '--force', id);
-  for (const id of ids) if ((await ctr(ctx, 'containers', 'delete', id)).code === 0) changed.push(id);
-  for (const ns of await netns(ctx)) {
-    await ctx.sh.exec(['ip', 'netns', 'delete', ns], { allowFail: true });
-    changed.push(`netns ${ns}`);
+  const removed = new Set<string>();
+  // Passes: a sandbox the stopped kubelet had in flight can appear after the first listing.
+  for (let pass = 0; pass < 3; pass++) {
+    const ids = await containers(ctx);
+    if (!ids.length) break;
+    for (const id of ids) await ctr(ctx, 'tasks', 'delete', '--force', id);
+    for (const id of ids) if ((await ctr(ctx, 'containers', 'delete', id)).code === 0) removed.add(id);
+    if (ctx.dryRun) break;
   }
-  if (ids.length) await ctx.systemd.start(ctx.config.distro.units.containerRuntime, { restart: true });
-  return done(changed.length > 6 ? [`${ids.length} container(s)`, ...changed.filter((c) => c.startsWith('netns')).slice(0, 3), '…'] : changed, 'no containers');
+  const spaces = await netns(ctx);
+  for (const ns of spaces) await ctx.sh.exec(['ip', 'netns', 'delete', ns], { allowFail: true });
+  if (removed.size) await ctx.systemd.start(ctx.config.distro.units.containerRuntime, { restart: true });
+  const changed = [...(removed.size ? [`${removed.size} container(s) removed, ${ctx.config.distro.units.containerRuntime} restarted`] : []), ...(spaces.length ? [`${spaces.length} pod netns removed`] : [])];
+  return done(changed, 'no containers');
 }
 
 /** `unmount`: the kubelet's volume mounts and leftover pod netns mounts, deepest first. */
