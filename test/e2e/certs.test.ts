@@ -66,7 +66,7 @@ describe('certificates: check, renew in the window, renew all', { timeout: 2_400
 
   before(async () => {
     t = Date.now();
-    [cp, w] = await Promise.all([bootHost({ name: 'r9ct', kubelet: true }), bootHost({ name: 'r9cw', kubelet: true })]);
+    [cp, w] = await Promise.all([bootHost({ name: 'r9ct', kubelet: true, bootTimeoutMs: 180_000 }), bootHost({ name: 'r9cw', kubelet: true, bootTimeoutMs: 180_000 })]);
     await importKubeceptionImage(cp);
     await writeConfig(cp, CONFIG);
     await writeConfig(w, { distro: 'debian' });

@@ -42,7 +42,7 @@ describe('self-recovery of the control plane', { timeout: 1_800_000 }, () => {
 
   before(async () => {
     t = Date.now();
-    host = await bootHost({ name: 'r9cp', kubelet: true });
+    host = await bootHost({ name: 'r9cp', kubelet: true, bootTimeoutMs: 180_000 });
     await importKubeceptionImage(host);
     await writeConfig(host, { distro: 'debian' });
     const r = await kc(host, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 900_000 });

@@ -58,7 +58,7 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
 
   before(async () => {
     t = Date.now();
-    [cp, w] = await Promise.all([bootHost({ name: 'r9rc', kubelet: true }), bootHost({ name: 'r9rw', kubelet: true })]);
+    [cp, w] = await Promise.all([bootHost({ name: 'r9rc', kubelet: true, bootTimeoutMs: 180_000 }), bootHost({ name: 'r9rw', kubelet: true, bootTimeoutMs: 180_000 })]);
     await importKubeceptionImage(cp);
     for (const h of [cp, w]) await writeConfig(h, { distro: 'debian' });
     await bootstrap();
