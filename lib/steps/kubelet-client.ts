@@ -40,7 +40,10 @@ export async function readKubeletClient(ctx: Pick<Context, 'files' | 'config'>):
 export async function writeKubeletClient(ctx: Context, certPem: string, keyPem: string, now = new Date()): Promise<boolean> {
   const current = kubeletClientCurrent(ctx.config);
   const pem = `${certPem}${keyPem}`;
-  if ((await ctx.files.read(current)) === pem) return false;
+  const now_ = splitPem((await ctx.files.read(current)) ?? '');
+  // Compare the PEM blocks, not the bytes: forge writes CRLF, the kubelet LF.
+  const norm = (s?: string) => s?.replace(/\s+/g, '');
+  if (norm(now_.certPem) === norm(certPem) && norm(now_.keyPem) === norm(keyPem)) return false;
   const stamp = now.toISOString().slice(0, 19).replace(/[T:]/g, '-');
   const file = join(ctx.config.distro.paths.kubeletConfigDir, 'pki', `kubelet-client-${stamp}.pem`);
   await ctx.files.write(file, pem, { mode: 0o600, dirMode: 0o700 });
