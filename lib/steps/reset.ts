@@ -10,6 +10,7 @@
  */
 import { join } from 'node:path';
 import { KubeceptionError } from '../errors.ts';
+import { pollUntil } from '../util/poll.ts';
 import { cluster } from '../k8s/apiserver.ts';
 import { Cluster } from '../k8s/client.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
@@ -21,7 +22,12 @@ import type { StepOutcome } from '../dsl.ts';
 
 const done = (changed: string[], none: string): StepOutcome => ({ changed: changed.length > 0, detail: changed.length ? changed.join(', ') : none });
 const sock = (ctx: Context) => ctx.config.kubelet.criSocket.replace(/^unix:\/\//, '');
-const ctr = (ctx: Context, ...args: string[]) => ctx.sh.exec(['ctr', '--address', sock(ctx), '-n', 'k8s.io', ...args], { allowFail: true, timeoutMs: 60_000 });
+const ctr = (ctx: Context, ...args: string[]) => ctx.sh.exec(['ctr', '--address', sock(ctx), '-n', 'k8s.io', ...args], { allowFail: true, timeoutMs: 20_000 });
+/** IDs of RUNNING tasks in `k8s.io` (a read: also under dry-run). */
+async function runningTasks(ctx: Context): Promise<string[]> {
+  const r = await ctx.sh.read(['ctr', '--address', sock(ctx), '-n', 'k8s.io', 'tasks', 'ls'], { allowFail: true, timeoutMs: 20_000 });
+  return r.stdout.split('\n').filter((l) => / RUNNING\s*$/.test(l)).map((l) => l.split(/\s+/)[0]!);
+}
 
 /** A client for this node's Node: admin.conf on a control plane, else the kubelet's own kubeconfig. */
 async function nodeClient(ctx: Context): Promise<Cluster | undefined> {
@@ -78,7 +84,10 @@ export async function removeContainers(ctx: Context): Promise<StepOutcome> {
   for (let pass = 0; pass < 3; pass++) {
     const ids = await containers(ctx);
     if (!ids.length) break;
-    for (const id of ids) await ctr(ctx, 'tasks', 'delete', '--force', id);
+    // SIGKILL, wait for the tasks to stop, then delete them (`tasks delete --force` can hang on a pause task).
+    for (const id of ids) await ctr(ctx, 'tasks', 'kill', '--signal', 'SIGKILL', id);
+    if (!ctx.dryRun) await pollUntil(async () => ((await runningTasks(ctx)).some((t) => ids.includes(t)) ? undefined : true), { timeoutMs: 20_000, intervalMs: 500, signal: ctx.signal });
+    for (const id of ids) await ctr(ctx, 'tasks', 'delete', id);
     for (const id of ids) if ((await ctr(ctx, 'containers', 'delete', id)).code === 0) removed.add(id);
     if (ctx.dryRun) break;
   }
