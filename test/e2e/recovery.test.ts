@@ -30,7 +30,10 @@ describe('self-recovery of the control plane', { timeout: 1_800_000 }, () => {
       if (await check().catch(() => false)) return Date.now() - from;
       await sleep(500);
     }
-    assert.fail(`${what}: not within ${secs(timeoutMs)}; watcher log:\n${await host.journal('kubeception-recovery', 20)}`);
+    const diag = await host.exec(['sh', '-c', `journalctl -b -o short-precise --no-pager -u containerd | grep -v 'loading plugin' | tail -25
+      journalctl -b -o short-precise --no-pager -u kubelet | grep -vE 'Failed to watch|from lister|ensure lease|Unable to write event|Unhandled Error' | tail -40
+      ls -la /etc/kubernetes/manifests; ctr -n k8s.io t ls`]);
+    assert.fail(`${what}: not within ${secs(timeoutMs)}; watcher log:\n${await host.journal('kubeception-recovery', 20)}\n${diag.stdout.split('\n').map((l) => l.slice(0, 300)).join('\n')}`);
   };
   const nodeReady = async () => (await kubectl('get', 'node', host.name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')).trim() === 'True';
   /** The self-hosted apiserver serves alone again: no recovery manifest, a DaemonSet pod Running and ready. */
