@@ -5,7 +5,7 @@
  * ```
  * kubeception run <task> [--config FILE] [--distro NAME] [--only a,b] [--skip a,b] [--dry-run]
  *                        [--output text|json] [--concurrent] [--ignore-preflight-errors a,b]
- *                        [--url URL --token T --ca-cert-hash sha256:H]   (join)
+ *                        [--url URL (--token T | --token-file F | $KUBECEPTION_TOKEN) --ca-cert-hash sha256:H…]   (join)
  * kubeception plan <task> [same options]
  * ```
  */
@@ -18,11 +18,12 @@ import { loadConfig } from './config/load.ts';
 import { applyDistroOverrides, findTaskFile, loadTaskFile } from './tasks.ts';
 import { runTask } from './runner.ts';
 import { formatPlan, planTask } from './plan.ts';
-import { Redactor, jsonLines } from './events.ts';
+import { Redactor, jsonLines, redactingLogger } from './events.ts';
 import { makeContext, type HostBackends, realBackends, dryRunBackends } from './runtime.ts';
 import type { RunOptions } from './context.ts';
 import { parseDuration } from './join/token.ts';
-import { serveJoinCommand, tokenCommand } from './commands.ts';
+import { approveCsrsCommand, serveJoinCommand, tokenCommand } from './commands.ts';
+import { caCertHashes, joinToken } from './join/flags.ts';
 import { resetCommand } from './commands/reset.ts';
 import { certsCommand } from './commands/certs.ts';
 
@@ -42,6 +43,7 @@ const ARGS = {
   'ignore-preflight-errors': { type: 'string' },
   url: { type: 'string' },
   token: { type: 'string' },
+  'token-file': { type: 'string' },
   'ca-cert-hash': { type: 'string' },
   'discovery-timeout': { type: 'string' },
   ttl: { type: 'string' },
@@ -49,7 +51,7 @@ const ARGS = {
   'print-join-command': { type: 'boolean' },
   listen: { type: 'string' },
   'tls-dir': { type: 'string' },
-  apiserver: { type: 'string' },
+  'rate-limit': { type: 'string' },
   'keep-etcd-data': { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
@@ -57,14 +59,17 @@ const ARGS = {
 const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
                          [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
-  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--discovery-timeout 60s]
+  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
+      (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN)
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
   kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
-  kubeception token list
+  kubeception token list [--output json]
+  kubeception token delete ID
   kubeception certs check-expiration [--output json]
   kubeception certs renew all|NAME
   kubeception reset [--dry-run] [--keep-etcd-data] [--output json]
-  kubeception serve-join --listen HOST:PORT --tls-dir DIR --apiserver URL   (inside the cluster)
+  kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
+  kubeception approve-csrs                                                   (inside the cluster)
 IDS is a comma-separated list of step ids (or preflight check ids).`;
 
 function usageError(why: string): InputError {
@@ -95,7 +100,8 @@ function parse(argv: string[]) {
     if (m && !known.has(m[1]!)) throw usageError(`unknown flag --${m[1]}`);
   }
   const args = parseArgs(argv, ARGS) as Record<string, unknown> & { _: string[] };
-  if (args._.length > (args._[0] === 'certs' ? 3 : 2)) throw usageError(`unexpected argument "${args._[2]}"`);
+  const maxPositionals = (args._[0] === 'token' && args._[1] === 'delete') || args._[0] === 'certs' ? 3 : 2;
+  if (args._.length > maxPositionals) throw usageError(`unexpected argument "${args._[maxPositionals]}"`);
   if (args.output !== undefined && args.output !== 'json' && args.output !== 'text') throw usageError(`--output must be text or json, not "${args.output}"`);
   return args;
 }
@@ -120,6 +126,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
     if (args.command === 'serve-join') return await serveJoinCommand(args, io);
+    if (args.command === 'approve-csrs') return await approveCsrsCommand(io);
     if (args.command === 'certs') {
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await certsCommand(args.task as string | undefined, args._[2], args, config, PACKAGE_DIR, io);
@@ -129,16 +136,17 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
-    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, certs, reset, token or serve-join)`);
+    if (args.command !== 'run' && args.command !== 'plan') throw usageError(`unknown command "${args.command}" (use run, plan, certs, reset, token, serve-join or approve-csrs)`);
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
-    redactor.add(args.token as string | undefined);
+    const token = await joinToken(args, process.env);
+    redactor.add(token);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
     if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
     const options: RunOptions = {
       ignorePreflightErrors: new Set(list(args['ignore-preflight-errors'])),
       joinUrl: args.url as string | undefined,
-      token: args.token as string | undefined,
-      caCertHash: args['ca-cert-hash'] as string | undefined,
+      token,
+      caCertHash: caCertHashes(argv),
       discoveryTimeoutMs: discoveryTimeout,
       addSecret: (v) => redactor.add(v),
     };
@@ -158,7 +166,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const hb = backends ?? (dry ? dryRunBackends() : realBackends());
     try {
       const ctxFor = (step: string, log: import('./context.ts').Logger, signal: AbortSignal) =>
-        makeContext({ config, options, backends: hb, log, signal, packageDir: PACKAGE_DIR, step });
+        makeContext({ config, options, backends: hb, log: redactingLogger(log, redactor), signal, packageDir: PACKAGE_DIR, step });
       if (dry) {
         const silent = { info() {}, warn() {} };
         const entries = await planTask(task, ctxFor('plan', silent, new AbortController().signal), sel);

@@ -1,13 +1,18 @@
 /**
- * The CLI's non-task commands: `token create|list` (talks to the final apiserver with admin.conf)
- * and `serve-join` (the in-cluster join service).
+ * The CLI's non-task commands: `token create|list|delete` (talks to the final apiserver with
+ * admin.conf), `serve-join` (the in-cluster join service) and `approve-csrs` (the in-cluster CSR
+ * approver).
  */
+import { promises as fs } from 'node:fs';
+import { join } from 'node:path';
 import { ExitCode, InputError } from './errors.ts';
 import { RealFiles } from './host/files.ts';
 import { cluster } from './k8s/apiserver.ts';
 import { serveJoin } from './join/server.ts';
+import { watchDiscoverySource } from './join/watch-source.ts';
+import { runApprover } from './join/csr-approver.ts';
 import { parseDuration, remainingMs } from './join/token.ts';
-import { caCertHash, createToken, joinCommand, listTokens } from './join/tokens-api.ts';
+import { caCertHash, createToken, deleteToken, joinCommand, syncTokenIndex } from './join/tokens-api.ts';
 import type { Redactor } from './events.ts';
 import type { ResolvedConfig } from './types.ts';
 
@@ -18,42 +23,70 @@ interface IO {
 }
 
 const usage = (why: string, fix: string) => new InputError('usage', { what: 'command line', why, fix });
+const TOKEN_USAGE = 'use `kubeception token create [--ttl 24h] [--print-join-command]`, `kubeception token list` or `kubeception token delete ID`';
 
-/** `kubeception token create|list`. */
+/** `kubeception token create|list|delete`. Output never holds a token secret except `create`'s, on purpose. */
 export async function tokenCommand(sub: string | undefined, args: Args, config: ResolvedConfig, io: IO, redactor: Redactor): Promise<number> {
   const files = new RealFiles();
+  if (sub !== 'list' && sub !== 'create' && sub !== 'delete') throw usage(`token needs a subcommand, not "${sub ?? ''}"`, TOKEN_USAGE);
+  const id = Array.isArray(args._) ? String(args._[2] ?? '') : '';
+  if (sub === 'delete' && !/^[a-z0-9]{6}$/.test(id.split('.')[0] ?? '')) throw usage(`token delete needs a token id ([a-z0-9]{6}), not "${id.slice(0, 6)}"`, TOKEN_USAGE);
+  const ttlMs = sub === 'create' ? parseDuration(String(args.ttl ?? '24h')) : 1;
+  if (!ttlMs) throw usage(`--ttl ${args.ttl} is not a duration`, 'use e.g. --ttl 24h or --ttl 90m');
   const api = await cluster({ files, config }, 'final');
+  if (sub === 'delete') {
+    const gone = await deleteToken(api, id.split('.')[0]!);
+    io.stdout(`bootstrap token "${id.split('.')[0]}" ${gone ? 'deleted' : 'not found (index entry removed)'}\n`);
+    return gone ? ExitCode.ok : ExitCode.stepFailed;
+  }
   if (sub === 'list') {
     const now = new Date();
+    const tokens = await syncTokenIndex(api);
     if (args.output === 'json') {
-      for (const t of await listTokens(api)) io.stdout(`${JSON.stringify({ id: t.id, expiration: t.expiration ?? null, usages: t.usages, groups: t.groups, description: t.description })}\n`);
+      for (const t of tokens) io.stdout(`${JSON.stringify({ id: t.id, expiration: t.expiration ?? null, usages: t.usages, groups: t.groups, description: t.description })}\n`);
       return ExitCode.ok;
     }
     io.stdout(`${'TOKEN ID'.padEnd(10)}${'TTL'.padEnd(10)}${'EXPIRES'.padEnd(22)}USAGES / DESCRIPTION\n`);
-    for (const t of await listTokens(api)) {
+    for (const t of tokens) {
       const left = remainingMs(t, now);
       const ttl = left === Number.POSITIVE_INFINITY ? '<forever>' : left <= 0 ? '<expired>' : `${Math.floor(left / 3_600_000)}h${Math.floor((left % 3_600_000) / 60_000)}m`;
       io.stdout(`${t.id.padEnd(10)}${ttl.padEnd(10)}${(t.expiration ?? '-').padEnd(22)}${t.usages.join(',')} / ${t.description}\n`);
     }
     return ExitCode.ok;
   }
-  if (sub !== 'create') throw usage(`token needs a subcommand, not "${sub ?? ''}"`, 'use `kubeception token create` or `kubeception token list`');
-  const ttlMs = parseDuration(String(args.ttl ?? '24h'));
-  if (!ttlMs) throw usage(`--ttl ${args.ttl} is not a duration`, 'use e.g. --ttl 24h or --ttl 90m');
   const token = await createToken(api, ttlMs, typeof args.description === 'string' ? args.description : 'created by kubeception token create');
   redactor.add(token);
   io.stdout(`${args['print-join-command'] ? joinCommand(config, token, await caCertHash(config, files)) : token}\n`);
   return ExitCode.ok;
 }
 
-/** `kubeception serve-join`: runs until SIGTERM. */
+const untilSignal = () => new Promise<void>((resolve) => {
+  process.once('SIGTERM', resolve);
+  process.once('SIGINT', resolve);
+});
+const stamp = (io: IO) => (l: string) => io.stdout(`${new Date().toISOString()} ${l}\n`);
+
+/** `kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]`: runs until SIGTERM. */
 export async function serveJoinCommand(args: Args, io: IO): Promise<number> {
-  for (const f of ['listen', 'tls-dir', 'apiserver']) if (typeof args[f] !== 'string') throw usage(`serve-join needs --${f}`, 'see kubeception --help');
-  const close = await serveJoin({ listen: args.listen as string, tlsDir: args['tls-dir'] as string, apiserver: args.apiserver as string, log: (l) => io.stdout(`${new Date().toISOString()} ${l}\n`) });
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
-  await close();
+  for (const f of ['listen', 'tls-dir']) if (typeof args[f] !== 'string') throw usage(`serve-join needs --${f}`, 'see kubeception --help');
+  const rate = args['rate-limit'] === undefined ? undefined : Number(args['rate-limit']);
+  if (rate !== undefined && !(Number.isInteger(rate) && rate > 0)) throw usage('--rate-limit must be a positive integer (requests per second per client)', 'e.g. --rate-limit 100');
+  const dir = args['tls-dir'] as string;
+  const [certPem, keyPem] = await Promise.all(['tls.crt', 'tls.key'].map((f) => fs.readFile(join(dir, f), 'utf8')));
+  const source = watchDiscoverySource();
+  const server = await serveJoin({ listen: args.listen as string, tls: { certPem: certPem!, keyPem: keyPem! }, source, limits: rate ? { ratePoints: rate } : {}, log: stamp(io) });
+  await untilSignal();
+  source.stop();
+  await server.close();
+  return ExitCode.ok;
+}
+
+/** `kubeception approve-csrs`: the CSR approver, in-cluster; runs until SIGTERM. */
+export async function approveCsrsCommand(io: IO): Promise<number> {
+  const ac = new AbortController();
+  runApprover(stamp(io), 'in-cluster', ac.signal);
+  stamp(io)('CSR approver started');
+  await untilSignal();
+  ac.abort();
   return ExitCode.ok;
 }

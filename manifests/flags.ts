@@ -140,10 +140,10 @@ export function controllerManagerFlags(config: ResolvedConfig, at: Locate, kubec
     'cluster-name': 'kubernetes',
     'cluster-signing-cert-file': at('ca.crt'),
     'cluster-signing-key-file': at('ca.key'),
-    // No tokencleaner: it deletes a token Secret the moment it expires, so a worker presenting an
-    // expired token could only be told "unknown". kubeception's bootstrap-token step deletes the
-    // tokens it created a day after they expire instead.
-    controllers: '*,bootstrapsigner',
+    // kubeadm's set: the bootstrapsigner signs cluster-info per token; the tokencleaner deletes a
+    // token Secret when it expires. The join service still answers "expired" for a grace period from
+    // kubeception's token index (lib/join/token-index.ts), which holds no secret.
+    controllers: '*,bootstrapsigner,tokencleaner',
     kubeconfig,
     'requestheader-client-ca-file': at('front-proxy-ca.crt'),
     'root-ca-file': at('ca.crt'),

@@ -1,29 +1,34 @@
 /**
  * The join service as cluster objects: kubeception itself (`kubeception serve-join`) as a one-replica
- * Deployment on a control-plane node, serving HTTPS with a certificate from the cluster CA behind
- * NodePort {@link JOIN_NODE_PORT}, where `kubeception run join --url https://<node>:30000` finds it.
- * It reads bootstrap-token Secrets with its ServiceAccount, and only the ones named here.
+ * Deployment on a control-plane node behind NodePort {@link JOIN_NODE_PORT}, serving kubeadm's token
+ * discovery (see lib/join/server.ts). It holds no secret and can read no Secret: its ServiceAccount may
+ * only get/list/watch two ConfigMaps, kube-public/cluster-info and kube-system's token index (RBAC
+ * `resourceNames`; the informers select them by `metadata.name`). Its serving certificate is
+ * self-signed, for transport only — it is not from the cluster CA, so it is never valid as the
+ * apiserver's (authenticity comes from the token signature and the CA pin the worker checks).
  *
  * The pod runs as `nobody` (65534) on a read-only root; `/tmp` is an emptyDir because tsx, which loads
- * kubeception's TypeScript, keeps its compile cache there and fails without it. The TLS Secret's files
- * are mode 0440, group 65534 (`fsGroup`). Requests 10m CPU and 192Mi: an idle `serve-join` used
- * ≈190 MiB of pod cgroup memory (RSS ≈220 MiB: Node 20, tsx's loader thread, the Kubernetes client)
- * on the test bed; it is ready ≈6 s after the container starts (tsx compiles the sources on each start).
+ * kubeception's TypeScript, keeps its compile cache there. Requests 10m CPU and 192Mi (an idle
+ * `serve-join` used ≈190 MiB of pod cgroup memory on the test bed: Node 20, tsx, the Kubernetes
+ * client); limited to 1 CPU and 384Mi so a flood cannot take the control-plane node.
  * @see https://kubernetes.io/docs/concepts/security/pod-security-standards/ (restricted)
  */
 import type { V1Deployment, V1Role, V1RoleBinding, V1Secret, V1Service, V1ServiceAccount } from '@kubernetes/client-node';
 import { KubeceptionError } from '../lib/errors.ts';
 import { JOIN_NODE_PORT } from '../lib/constants.ts';
-import { apiserverUrls } from '../lib/k8s/endpoints.ts';
+import { CLUSTER_INFO_NAME, CLUSTER_INFO_NAMESPACE } from '../lib/join/cluster-info.ts';
+import { TOKEN_INDEX_NAME } from '../lib/join/token-index.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
 import { controlPlaneSelector, controlPlaneTolerations, MANAGED_BY, NAMESPACE, type Manifest, type ManifestObject } from './common.ts';
 
 /** Name of the ServiceAccount, Deployment, Service and container; value of `app.kubernetes.io/name`. */
 export const JOIN_SERVICE_NAME = 'kubeception-join';
-/** The `kubernetes.io/tls` Secret with `tls.crt`, `tls.key` and `ca.crt`. */
+/** The `kubernetes.io/tls` Secret with `tls.crt` and `tls.key` (the transport certificate). */
 export const JOIN_TLS_SECRET = 'kubeception-join-tls';
-/** The Role (and RoleBinding) that lets the join service read the named token Secrets. */
-export const JOIN_TOKEN_READER_ROLE = 'kubeception:join-token-reader';
+/** The Roles (and RoleBindings) that let the join service read cluster-info and the token index. */
+export const JOIN_READER_ROLE = 'kubeception:join-discovery-reader';
+/** The Role of older kubeception versions (get on token Secrets); deleted on converge. */
+export const LEGACY_TOKEN_READER_ROLE = 'kubeception:join-token-reader';
 /** Port `serve-join` listens on inside the pod (the Service's `targetPort`). */
 export const JOIN_CONTAINER_PORT = 8443;
 /** Port of the Service's ClusterIP. */
@@ -32,14 +37,6 @@ export const JOIN_SERVICE_PORT = 443;
 export const JOIN_TLS_DIR = '/etc/kubeception/tls';
 /** The image's user: `nobody`. */
 export const JOIN_UID = 65534;
-/**
- * The only `resourceNames` entry when there is no token: a name no bootstrap token can have (ids are
- * 6 characters), because an empty `resourceNames` list grants every Secret in the namespace.
- */
-export const NO_TOKEN_SECRET = 'bootstrap-token-none';
-
-/** What a bootstrap token's Secret is called: `bootstrap-token-<id>`, id `[a-z0-9]{6}`. */
-const TOKEN_SECRET_RE = /^bootstrap-token-[a-z0-9]{6}$/;
 
 /** A Role, RoleBinding or Service, or any object of {@link ManifestObject}. */
 export type JoinServiceObject = ManifestObject | Manifest<V1Role> | Manifest<V1RoleBinding> | Manifest<V1Service>;
@@ -48,68 +45,54 @@ export type JoinServiceObject = ManifestObject | Manifest<V1Role> | Manifest<V1R
 export interface JoinServiceInput {
   /** kubeception's image, e.g. `localhost/kubeception:v0.1.0` (pulled `IfNotPresent`). */
   image: string;
-  /** PEM text: the serving certificate and key (signed by the cluster CA) and the cluster CA certificate. */
-  tls: { certPem: string; keyPem: string; caPem: string };
-  /** Secrets the service may read: `bootstrap-token-<id>` each; empty for none. */
-  tokenSecretNames: string[];
+  /** PEM text: the transport certificate (self-signed) and its key. */
+  tls: { certPem: string; keyPem: string };
 }
 
-const labels = () => ({ ...MANAGED_BY, 'app.kubernetes.io/name': JOIN_SERVICE_NAME });
-const metadata = (name: string) => ({ name, namespace: NAMESPACE, labels: labels() });
+const labels = (name = JOIN_SERVICE_NAME) => ({ ...MANAGED_BY, 'app.kubernetes.io/name': name });
+const metadata = (name: string, namespace = NAMESPACE, app = JOIN_SERVICE_NAME) => ({ name, namespace, labels: labels(app) });
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-
-function inputError(what: string, why: string, fix: string): KubeceptionError {
-  return new KubeceptionError('join-service-input', { what, why, fix });
-}
 
 /**
  * Checks the inputs before any object is built.
- * @throws KubeceptionError `join-service-input` for an empty image, a TLS field that is not PEM, or a
- * token Secret name that is not `bootstrap-token-<[a-z0-9]{6}>` (the Role must never name other Secrets).
+ * @throws KubeceptionError `join-service-input` for an empty image or a TLS field that is not PEM.
  */
 export function checkJoinServiceInput(p: JoinServiceInput): void {
-  if (!p.image.trim()) throw inputError('image', 'is empty', 'pass the kubeception image reference');
+  const bad = (what: string, why: string, fix: string) => new KubeceptionError('join-service-input', { what, why, fix });
+  if (!p.image.trim()) throw bad('image', 'is empty', 'pass the kubeception image reference');
   for (const [field, text] of Object.entries(p.tls))
-    if (!text.includes('-----BEGIN ')) throw inputError(`tls.${field}`, 'missing or not PEM', 'pass the join service certificate, its key and the cluster CA certificate as PEM');
-  for (const name of p.tokenSecretNames)
-    if (!TOKEN_SECRET_RE.test(name)) throw inputError(`tokenSecretNames: ${name}`, 'is not a bootstrap token Secret name (bootstrap-token-<6 of [a-z0-9]>)', 'pass only the names of bootstrap token Secrets');
+    if (!text.includes('-----BEGIN ')) throw bad(`tls.${field}`, 'missing or not PEM', 'pass the join service transport certificate and its key as PEM');
 }
 
-/**
- * The Role's `resourceNames`: the names sorted and deduplicated (deterministic whatever the input
- * order), or [{@link NO_TOKEN_SECRET}] when there are none. Never empty.
- */
-export function tokenResourceNames(names: readonly string[]): string[] {
-  return names.length ? [...new Set(names)].sort() : [NO_TOKEN_SECRET];
+/** get/list/watch on one named ConfigMap, and its binding to the join ServiceAccount. */
+export function configMapReader(namespace: string, configMap: string): [Manifest<V1Role>, Manifest<V1RoleBinding>] {
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: metadata(JOIN_READER_ROLE, namespace), rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'], resourceNames: [configMap] }] },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: metadata(JOIN_READER_ROLE, namespace),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: JOIN_READER_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: JOIN_SERVICE_NAME, namespace: NAMESPACE }],
+    },
+  ];
 }
 
-/** `get` on the named Secrets in kube-system, nothing else (no list/watch: names are known). */
-export function tokenReaderRole(names: readonly string[]): Manifest<V1Role> {
+/** The restricted pod security context and container hardening shared with the CSR approver. */
+export function restrictedPod(image: string, name: string, args: string[], resources: { cpu: string; memory: string; cpuLimit: string; memoryLimit: string }) {
   return {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: metadata(JOIN_TOKEN_READER_ROLE),
-    rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: tokenResourceNames(names) }],
+    nodeSelector: controlPlaneSelector(),
+    tolerations: controlPlaneTolerations(),
+    securityContext: { runAsNonRoot: true, runAsUser: JOIN_UID, runAsGroup: JOIN_UID, fsGroup: JOIN_UID, seccompProfile: { type: 'RuntimeDefault' } },
+    container: {
+      name, image, imagePullPolicy: 'IfNotPresent', args,
+      resources: { requests: { cpu: resources.cpu, memory: resources.memory }, limits: { cpu: resources.cpuLimit, memory: resources.memoryLimit } },
+      securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+    },
   };
 }
 
-function tokenReaderBinding(): Manifest<V1RoleBinding> {
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: metadata(JOIN_TOKEN_READER_ROLE),
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: JOIN_TOKEN_READER_ROLE },
-    subjects: [{ kind: 'ServiceAccount', name: JOIN_SERVICE_NAME, namespace: NAMESPACE }],
-  };
-}
-
-/** The `kubernetes.io/tls` Secret, base64 `data` (what the apiserver stores, so re-applying is a no-op). */
-function tlsSecret(tls: JoinServiceInput['tls']): Manifest<V1Secret> {
-  return {
-    apiVersion: 'v1', kind: 'Secret', metadata: metadata(JOIN_TLS_SECRET), type: 'kubernetes.io/tls',
-    data: { 'tls.crt': b64(tls.certPem), 'tls.key': b64(tls.keyPem), 'ca.crt': b64(tls.caPem) },
-  };
-}
-
-/** The Deployment: `serve-join` handing workers the final apiserver URL (IPv6 bracketed). */
-export function joinDeployment(config: ResolvedConfig, image: string): Manifest<V1Deployment> {
-  const args = ['serve-join', '--listen', `0.0.0.0:${JOIN_CONTAINER_PORT}`, '--tls-dir', JOIN_TLS_DIR, '--apiserver', apiserverUrls(config).final];
+/** The Deployment: `serve-join` with the transport certificate. */
+export function joinDeployment(image: string): Manifest<V1Deployment> {
+  const pod = restrictedPod(image, JOIN_SERVICE_NAME, ['serve-join', '--listen', `0.0.0.0:${JOIN_CONTAINER_PORT}`, '--tls-dir', JOIN_TLS_DIR], { cpu: '10m', memory: '192Mi', cpuLimit: '1', memoryLimit: '384Mi' });
   return {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: metadata(JOIN_SERVICE_NAME),
     spec: {
@@ -118,26 +101,15 @@ export function joinDeployment(config: ResolvedConfig, image: string): Manifest<
       template: {
         metadata: { labels: labels() },
         spec: {
-          serviceAccountName: JOIN_SERVICE_NAME,
-          automountServiceAccountToken: true,
-          nodeSelector: controlPlaneSelector(),
-          tolerations: controlPlaneTolerations(),
-          securityContext: { runAsNonRoot: true, runAsUser: JOIN_UID, runAsGroup: JOIN_UID, fsGroup: JOIN_UID, seccompProfile: { type: 'RuntimeDefault' } },
+          serviceAccountName: JOIN_SERVICE_NAME, automountServiceAccountToken: true,
+          nodeSelector: pod.nodeSelector, tolerations: pod.tolerations, securityContext: pod.securityContext,
           containers: [{
-            name: JOIN_SERVICE_NAME,
-            image,
-            imagePullPolicy: 'IfNotPresent',
-            args,
+            ...pod.container,
             ports: [{ name: 'https', containerPort: JOIN_CONTAINER_PORT, protocol: 'TCP' }],
-            readinessProbe: { tcpSocket: { port: JOIN_CONTAINER_PORT }, periodSeconds: 2, failureThreshold: 3 },
-            resources: { requests: { cpu: '10m', memory: '192Mi' } },
-            securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+            readinessProbe: { httpGet: { scheme: 'HTTPS', path: '/healthz', port: JOIN_CONTAINER_PORT }, periodSeconds: 2, failureThreshold: 3 },
             volumeMounts: [{ name: 'tls', mountPath: JOIN_TLS_DIR, readOnly: true }, { name: 'tmp', mountPath: '/tmp' }],
           }],
-          volumes: [
-            { name: 'tls', secret: { secretName: JOIN_TLS_SECRET, defaultMode: 0o440 } },
-            { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
-          ],
+          volumes: [{ name: 'tls', secret: { secretName: JOIN_TLS_SECRET, defaultMode: 0o440 } }, { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
         },
       },
     },
@@ -148,30 +120,26 @@ export function joinDeployment(config: ResolvedConfig, image: string): Manifest<
 function joinServiceNodePort(): Manifest<V1Service> {
   return {
     apiVersion: 'v1', kind: 'Service', metadata: metadata(JOIN_SERVICE_NAME),
-    spec: {
-      type: 'NodePort',
-      selector: { 'app.kubernetes.io/name': JOIN_SERVICE_NAME },
-      ports: [{ name: 'https', protocol: 'TCP', port: JOIN_SERVICE_PORT, targetPort: JOIN_CONTAINER_PORT, nodePort: JOIN_NODE_PORT }],
-    },
+    spec: { type: 'NodePort', selector: { 'app.kubernetes.io/name': JOIN_SERVICE_NAME }, ports: [{ name: 'https', protocol: 'TCP', port: JOIN_SERVICE_PORT, targetPort: JOIN_CONTAINER_PORT, nodePort: JOIN_NODE_PORT }] },
   };
 }
 
 /**
- * Every join-service object, in apply order: ServiceAccount, Role, RoleBinding, TLS Secret,
- * Deployment, Service; all in kube-system, labelled {@link MANAGED_BY} and
+ * Every join-service object, in apply order: ServiceAccount, the two reader Roles and RoleBindings
+ * (kube-public, kube-system), TLS Secret, Deployment, Service; labelled {@link MANAGED_BY} and
  * `app.kubernetes.io/name: kubeception-join`. Pure: the same input gives deep-equal objects.
- * Re-apply with the current token names whenever a token is created or deleted.
  * @throws KubeceptionError `join-service-input`, see {@link checkJoinServiceInput}.
  */
-export function joinServiceObjects(config: ResolvedConfig, p: JoinServiceInput): JoinServiceObject[] {
+export function joinServiceObjects(_config: ResolvedConfig, p: JoinServiceInput): JoinServiceObject[] {
   checkJoinServiceInput(p);
   const serviceAccount: Manifest<V1ServiceAccount> = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(JOIN_SERVICE_NAME) };
+  const tlsSecret: Manifest<V1Secret> = { apiVersion: 'v1', kind: 'Secret', metadata: metadata(JOIN_TLS_SECRET), type: 'kubernetes.io/tls', data: { 'tls.crt': b64(p.tls.certPem), 'tls.key': b64(p.tls.keyPem) } };
   return [
     serviceAccount,
-    tokenReaderRole(p.tokenSecretNames),
-    tokenReaderBinding(),
-    tlsSecret(p.tls),
-    joinDeployment(config, p.image),
+    ...configMapReader(CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME),
+    ...configMapReader(NAMESPACE, TOKEN_INDEX_NAME),
+    tlsSecret,
+    joinDeployment(p.image),
     joinServiceNodePort(),
   ];
 }

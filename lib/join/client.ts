@@ -1,109 +1,146 @@
 /**
- * The worker's side of the join: discovery with CA pinning, then the token exchange.
+ * The worker's side of kubeadm's token-based discovery, through kubeception's join service:
  *
- * 1. `GET <url>/ca` over TLS *without* trusting the server (nothing secret is sent).
- * 2. SHA-256 of the CA's SubjectPublicKeyInfo must equal `--ca-cert-hash` (kubeadm's
- *    `--discovery-token-ca-cert-hash` format) — else stop: the token never leaves the worker.
- * 3. `POST <url>/join` with the token over TLS that trusts *only* the pinned CA and checks the
- *    server name — a join service with a certificate from another CA is refused before the token is sent.
- * @see https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/#token-based-discovery
+ * 1. `GET <url>/cluster-info?token-id=<id>` over TLS that trusts nothing (transport only: any address
+ *    of the cluster works, a NodePort of any node or a DNS alias). Only the token's public *id* is sent.
+ *    "unknown" / "expired" answers are final (exit 2).
+ * 2. The detached JWS of the answer must verify (HS256) with the token's secret: proof that the
+ *    answer comes from the cluster that holds this token. Else stop (exit 2).
+ * 3. Every certificate in the answer's CA data is parsed; one of them must match one of the
+ *    `--ca-cert-hash` pins (SHA-256 of its SubjectPublicKeyInfo). Else stop (exit 2), naming the
+ *    hashes presented.
+ * Nothing from an answer reaches disk before all three pass; the token's secret never leaves the
+ * worker here. It is used afterwards only against the verified apiserver, over TLS trusting only
+ * the verified CA ({@link checkNodeName}, then the kubelet's TLS bootstrap).
+ * @see kubernetes/cmd/kubeadm/app/discovery/token/token.go (RetrieveValidatedConfigInfo)
  */
 import { request } from 'node:https';
+import { createHash, X509Certificate } from 'node:crypto';
 import { InputError, KubeceptionError } from '../errors.ts';
-import { spkiSha256 } from '../pki/forge.ts';
 import { withRetry } from '../util/retry.ts';
+import { verifyDetached } from './jws.ts';
+import { readClusterInfo } from './cluster-info.ts';
+import { parseToken } from './token.ts';
 
-/** What the join service hands a worker. */
-export interface JoinAnswer {
-  apiserver: string;
+/** What discovery yields: verified cluster-info. */
+export interface Discovered {
+  /** The apiserver URL from cluster-info (controlPlaneEndpoint when set). */
+  server: string;
+  /** The verified CA data, PEM (one or more certificates). */
   caPem: string;
 }
 
-/** A join answer the service gave as final (bad token): not retried. */
+/** A final refusal by the join service or the cluster (bad token, taken name): exit 2, not retried. */
 export class JoinRefused extends InputError {}
 
-type Reply = { status: number; body: string };
+type Reply = { status: number; body: string; retryAfterS?: number };
+const MAX_ANSWER = 256 * 1024;
 
-function call(url: URL, opts: { method: 'GET' | 'POST'; body?: string; ca?: string; timeoutMs: number }): Promise<Reply> {
+/** One HTTPS request. `ca` undefined: the server is not authenticated (transport only). */
+export function call(url: URL, opts: { ca?: string; bearer?: string; timeoutMs: number }): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(url, {
-      method: opts.method,
-      timeout: opts.timeoutMs,
-      rejectUnauthorized: opts.ca !== undefined,
-      ...(opts.ca ? { ca: opts.ca } : {}),
-      headers: opts.body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(opts.body) } : {},
+      method: 'GET', timeout: opts.timeoutMs, rejectUnauthorized: opts.ca !== undefined, ...(opts.ca ? { ca: opts.ca } : {}),
+      headers: { accept: 'application/json', ...(opts.bearer ? { authorization: `Bearer ${opts.bearer}` } : {}) },
     }, (res) => {
       let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+        if (body.length > MAX_ANSWER) req.destroy(new Error(`answer larger than ${MAX_ANSWER} bytes`));
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, retryAfterS: Number(res.headers['retry-after']) || undefined }));
     });
     req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
     req.on('error', reject);
-    req.end(opts.body);
+    req.end();
   });
 }
+
+const newTokenFix = 'create a new token on the control plane with `kubeception token create --print-join-command` and run the printed command';
 
 function unreachable(url: string, err: unknown, timeoutMs: number): KubeceptionError {
   return new KubeceptionError('join-unreachable', {
     what: url,
-    why: `the join service did not answer within ${Math.round(timeoutMs / 1000)} s of retries (last: ${(err as Error)?.message ?? err})`,
-    fix: 'check the URL (https://<control-plane address>:30000), that the control plane runs the kubeception-join Service, and the network between the hosts',
+    why: `the join service gave no usable answer within ${Math.round(timeoutMs / 1000)} s of retries (last: ${(err as Error)?.message ?? err})`,
+    fix: 'check the URL (https://<any node address>:30000), that the control plane runs the kubeception-join Service, and the network between the hosts',
     cause: err,
   });
 }
 
-/** Fetches the CA without trusting the server, retrying connection failures with backoff until `timeoutMs`. */
-export async function fetchCa(base: string, timeoutMs: number, signal?: AbortSignal): Promise<string> {
-  const url = new URL('/ca', base);
+/** Fetches cluster-info + JWS for the token id; retries connection errors, 429 and 503 until `timeoutMs`. */
+async function fetchClusterInfo(base: string, id: string, timeoutMs: number, signal?: AbortSignal): Promise<{ kubeconfig: string; jws: string }> {
+  const url = new URL(`/cluster-info?token-id=${id}`, base);
   try {
     return await withRetry(async () => {
-      const r = await call(url, { method: 'GET', timeoutMs: 5_000 });
-      if (r.status !== 200 || !r.body.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`HTTP ${r.status} from ${url.href}`);
-      return r.body;
+      const r = await call(url, { timeoutMs: 5_000 });
+      let body: { code?: string; message?: string; kubeconfig?: unknown; jws?: unknown } = {};
+      try {
+        body = JSON.parse(r.body);
+      } catch {
+        /* below */
+      }
+      if (r.status === 200 && typeof body.kubeconfig === 'string' && typeof body.jws === 'string') return { kubeconfig: body.kubeconfig, jws: body.jws };
+      if (body.code === 'token-expired') throw new JoinRefused('join-token-expired', { what: `--token ${id}.…`, why: body.message ?? 'the token has expired', fix: newTokenFix });
+      if (body.code === 'token-unknown') throw new JoinRefused('join-token-unknown', { what: `--token ${id}.…`, why: body.message ?? 'the token is unknown', fix: newTokenFix });
+      if (r.status === 429 || r.status === 503) await new Promise((res) => setTimeout(res, Math.min(r.retryAfterS ?? 1, 10) * 1000));
+      throw new Error(`HTTP ${r.status} from ${url.href}${body.code ? ` (${body.code})` : ''}`);
     }, { tries: 1000, delayMs: 500, backoff: 2 }, { signal, maxRetryTimeMs: timeoutMs, maxDelayMs: 8_000 });
   } catch (err) {
+    if (err instanceof KubeceptionError) throw err;
     throw unreachable(base, err, timeoutMs);
   }
 }
 
-/** @throws InputError `join-ca-hash-mismatch` (exit 2) naming both hashes. */
-export function verifyCaHash(caPem: string, expected: string, base: string): void {
-  const actual = spkiSha256(caPem, `CA from ${base}`);
-  if (actual.toLowerCase() !== expected.toLowerCase())
-    throw new InputError('join-ca-hash-mismatch', {
-      what: `--ca-cert-hash for ${base}`,
-      why: `the join service's CA hashes to ${actual}, not ${expected}; it may not be your cluster — the token was not sent`,
-      fix: 'copy the hash from `kubeception token create --print-join-command` on the control plane (or check the URL)',
-    });
+/** Every certificate of a PEM bundle. @throws InputError `join-ca-invalid` if one does not parse or there is none. */
+export function parseBundle(caPem: string, base: string): X509Certificate[] {
+  const blocks = caPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  const bad = (why: string) => new InputError('join-ca-invalid', { what: `CA data of cluster-info from ${base}`, why, fix: 'check the cluster-info ConfigMap in kube-public on the control plane' });
+  if (!blocks.length) throw bad('holds no certificate');
+  return blocks.map((b, i) => {
+    try {
+      return new X509Certificate(b);
+    } catch (err) {
+      throw bad(`certificate ${i + 1} does not parse: ${(err as Error).message}`);
+    }
+  });
 }
 
-/** Sends the token over TLS pinned to `caPem`. @throws JoinRefused for a bad token; InputError `join-untrusted-service`. */
-export async function requestJoin(base: string, token: string, caPem: string): Promise<JoinAnswer> {
-  const url = new URL('/join', base);
-  let r: Reply;
-  try {
-    r = await call(url, { method: 'POST', body: JSON.stringify({ token }), ca: caPem, timeoutMs: 15_000 });
-  } catch (err) {
-    const code = (err as { code?: string }).code ?? '';
-    if (/CERT|SELF_SIGNED|SIGNATURE|ERR_TLS_CERT_ALTNAME_INVALID|UNABLE_TO/.test(code))
-      throw new InputError('join-untrusted-service', {
-        what: base,
-        why: `the join service's certificate is not valid for the pinned cluster CA (${code}); the token was not sent`,
-        fix: 'make sure the URL names the control plane, not another service; the service certificate must come from the cluster CA',
-        cause: err,
-      });
-    throw unreachable(base, err, 15_000);
-  }
-  let body: { code?: string; message?: string; apiserver?: string; caPem?: string } = {};
-  try {
-    body = JSON.parse(r.body);
-  } catch {
-    /* handled below */
-  }
-  if (r.status === 200 && body.apiserver && body.caPem) return { apiserver: body.apiserver, caPem: body.caPem };
-  const fix = 'create a new token on the control plane with `kubeception token create --print-join-command` and run the printed command';
-  if (body.code === 'token-expired') throw new JoinRefused('join-token-expired', { what: '--token', why: `${body.message ?? 'the token has expired'}`, fix });
-  if (body.code === 'token-unknown') throw new JoinRefused('join-token-unknown', { what: '--token', why: `${body.message ?? 'the token is unknown'}`, fix });
-  if (body.code === 'token-malformed') throw new JoinRefused('join-token-malformed', { what: '--token', why: body.message ?? 'malformed token', fix });
-  throw new KubeceptionError('join-service-error', { what: url.href, why: `HTTP ${r.status}: ${body.message ?? r.body.slice(0, 200)}`, fix: 'check the kubeception-join pod logs in kube-system' });
+/** `sha256:<hex>` of a certificate's SubjectPublicKeyInfo (kubeadm's `--discovery-token-ca-cert-hash`). */
+export const spkiHash = (c: X509Certificate) => `sha256:${createHash('sha256').update(c.publicKey.export({ type: 'spki', format: 'der' })).digest('hex')}`;
+
+/**
+ * Checks the pins: some certificate of the bundle must match some pin (kubeadm's any-of).
+ * @throws InputError `join-ca-hash-mismatch` naming the hashes presented.
+ */
+export function verifyPins(caPem: string, pins: readonly string[], base: string): void {
+  const hashes = parseBundle(caPem, base).map(spkiHash);
+  const want = new Set(pins.map((p) => p.toLowerCase()));
+  if (hashes.some((h) => want.has(h))) return;
+  throw new InputError('join-ca-hash-mismatch', {
+    what: `--ca-cert-hash for ${base}`,
+    why: `the cluster's CA hashes to ${hashes.join(', ')}, none of the pins (${pins.join(', ')}); it may not be your cluster — the token secret was not sent`,
+    fix: 'copy the hash from `kubeception token create --print-join-command` on the control plane (or check the URL)',
+  });
+}
+
+/**
+ * Discovery: fetch, verify the signature, verify the pins.
+ * @throws JoinRefused `join-token-unknown` / `join-token-expired`; InputError `join-signature-invalid`,
+ * `join-ca-hash-mismatch`, `join-ca-invalid` (all exit 2); KubeceptionError `join-unreachable`.
+ */
+export async function discover(base: string, token: string, pins: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<Discovered> {
+  const t = parseToken(token);
+  if (!t) throw new InputError('join-token-malformed', { what: '--token', why: 'not of the form [a-z0-9]{6}.[a-z0-9]{16}', fix: newTokenFix });
+  const answer = await fetchClusterInfo(base, t.id, timeoutMs, signal);
+  if (!(await verifyDetached(answer.jws, answer.kubeconfig, t.id, t.secret)))
+    throw new InputError('join-signature-invalid', {
+      what: base,
+      why: `the cluster-info answered for token ${t.id} is not signed with this token's secret: the service is not your cluster, or the token's secret part is mistyped; the token secret was not sent`,
+      fix: 'check the URL and the token (`kubeception token list` on the control plane shows the ids)',
+    });
+  const info = readClusterInfo(answer.kubeconfig);
+  if (!info) throw new InputError('join-ca-invalid', { what: `cluster-info from ${base}`, why: 'its kubeconfig has no server or no CA data', fix: 'check the cluster-info ConfigMap in kube-public' });
+  verifyPins(info.caPem, pins, base);
+  return info;
 }

@@ -1,96 +1,135 @@
 /**
- * The join service (`kubeception serve-join`), run inside the cluster as the kubeception-join
- * Deployment behind NodePort 30000. HTTPS with a certificate from the cluster CA.
+ * The join service (`kubeception serve-join`): kubeadm's token discovery over HTTPS, run in
+ * kube-system behind NodePort 30000. It holds no secret: it serves public data from a watch-backed
+ * cache (the kube-public cluster-info ConfigMap with the bootstrapsigner's signatures, and
+ * kubeception's token index), never reads the apiserver per request, and never sees a token secret.
  *
- * - `GET /ca` — the cluster CA (PEM). Public: the worker pins it by its SPKI hash before trusting it.
- * - `POST /join` `{"token":"<id>.<secret>"}` — checks the bootstrap token against its Secret and answers
- *   `{ apiserver, caPem }`; or 400 `token-malformed`, 401 `token-unknown` / `token-expired` (final
- *   answers: the client does not retry them).
- * - `GET /healthz` — `ok`.
- * Never logs a token's secret part (only its public id). Bodies are capped at 4 KiB.
+ * - `GET /cluster-info?token-id=<id>` → 200 `{ kubeconfig, jws }` (the cluster-info kubeconfig and its
+ *   detached JWS for that token; the worker verifies both); 400 `token-id-malformed`; 404
+ *   `token-unknown`; 410 `token-expired`; 503 `not-signed-yet` / `not-ready` with `Retry-After`.
+ * - `GET /healthz` → `ok`.
+ * - 429 `rate-limited` with `Retry-After` beyond the per-client limit; 405/404 otherwise; 413 for any
+ *   request with a body; slow or idle connections are cut off (see {@link ServerLimits}).
+ *
+ * The serving certificate is transport only (self-signed, not from the cluster CA): authenticity
+ * comes from the signature and the CA pin the worker checks.
  */
 import { createServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { promises as fs } from 'node:fs';
-import { join } from 'node:path';
-import { Cluster } from '../k8s/client.ts';
-import { checkToken, parseToken } from './token.ts';
+import { rateLimiter } from './rate-limit.ts';
+import { verdict, type TokenIndex } from './token-index.ts';
+
+/** Where the answers come from (a watch-backed cache in the pod; a fake in unit tests). */
+export interface DiscoverySource {
+  /** False until the first list of both objects is in. */
+  ready(): boolean;
+  clusterInfo(): { kubeconfig: string; jws: Record<string, string> } | undefined;
+  index(): TokenIndex;
+}
+
+/** Connection limits; all times in milliseconds. Defaults in {@link DEFAULT_LIMITS}. */
+export interface ServerLimits {
+  /** Whole request headers must arrive within this (Node `headersTimeout`). */
+  headersTimeoutMs: number;
+  /** Whole request within this (Node `requestTimeout`). */
+  requestTimeoutMs: number;
+  /** Idle keep-alive connections closed after this. */
+  keepAliveTimeoutMs: number;
+  /** TLS handshake within this. */
+  handshakeTimeoutMs: number;
+  /** Concurrent connections; more are refused. */
+  maxConnections: number;
+  /** Largest request header block, bytes. */
+  maxHeaderBytes: number;
+  /** Requests per client address per {@link rateWindowS}. */
+  ratePoints: number;
+  rateWindowS: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, handshakeTimeoutMs: 5_000,
+  maxConnections: 512, maxHeaderBytes: 8_192, ratePoints: 100, rateWindowS: 1,
+};
 
 /** Options of {@link serveJoin}. */
 export interface JoinServerOptions {
-  /** `host:port` to listen on, e.g. `0.0.0.0:8443`. */
+  /** `host:port`, e.g. `0.0.0.0:8443` (port 0: any free port, see the returned `port`). */
   listen: string;
-  /** Directory with tls.crt, tls.key and ca.crt (the mounted Secret). */
-  tlsDir: string;
-  /** The final apiserver URL handed to workers. */
-  apiserver: string;
-  /** Reads a token Secret by name (default: the pod's service account, in-cluster). */
-  readSecret?: (name: string) => Promise<{ type?: string; data?: Record<string, string> } | undefined>;
+  tls: { certPem: string; keyPem: string };
+  source: DiscoverySource;
+  limits?: Partial<ServerLimits>;
   log?: (line: string) => void;
+  now?: () => number;
 }
 
-const MAX_BODY = 4096;
+const ID_RE = /^[a-z0-9]{6}$/;
 
-function send(res: ServerResponse, status: number, body: unknown) {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', 'cache-control': 'no-store' });
-  res.end(text);
+function send(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
+  res.end(JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string | undefined> {
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > MAX_BODY) return undefined;
-    chunks.push(c as Buffer);
+/** The answer for one request (after the rate limit). Pure apart from `log`. */
+export function answer(req: Pick<IncomingMessage, 'method' | 'url'>, source: DiscoverySource, now: number): { status: number; body: object; headers?: Record<string, string> } {
+  const url = new URL(req.url ?? '/', 'https://join.invalid');
+  if (url.pathname === '/healthz') return { status: 200, body: { status: 'ok' } };
+  if (url.pathname !== '/cluster-info') return { status: 404, body: { code: 'not-found', message: 'see GET /cluster-info?token-id=<id>' } };
+  if (req.method !== 'GET') return { status: 405, body: { code: 'method-not-allowed' }, headers: { allow: 'GET' } };
+  const id = url.searchParams.get('token-id') ?? '';
+  if (!ID_RE.test(id)) return { status: 400, body: { code: 'token-id-malformed', message: 'token-id must be the 6 characters [a-z0-9] before the dot of the token' } };
+  const info = source.clusterInfo();
+  if (!source.ready() || !info) return { status: 503, body: { code: 'not-ready', message: 'the join service has not read cluster-info yet' }, headers: { 'retry-after': '1' } };
+  switch (verdict(id, source.index(), info.jws, now)) {
+    case 'signed':
+      return { status: 200, body: { kubeconfig: info.kubeconfig, jws: info.jws[id] } };
+    case 'expired':
+      return { status: 410, body: { code: 'token-expired', message: `token ${id} has expired` } };
+    case 'not-signed-yet':
+      return { status: 503, body: { code: 'not-signed-yet', message: `token ${id} is not signed yet (the controller-manager's bootstrapsigner signs new tokens within seconds)` }, headers: { 'retry-after': '1' } };
+    default:
+      return { status: 404, body: { code: 'token-unknown', message: `token ${id} is not known to the cluster (deleted, cleaned up after expiry, or mistyped)` } };
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Starts the server. @returns a function that closes it. */
-export async function serveJoin(opts: JoinServerOptions): Promise<() => Promise<void>> {
-  const [cert, key, ca] = await Promise.all(['tls.crt', 'tls.key', 'ca.crt'].map((f) => fs.readFile(join(opts.tlsDir, f), 'utf8')));
+/** Starts the server. @returns its port and a function that closes it. */
+export async function serveJoin(opts: JoinServerOptions): Promise<{ port: number; close: () => Promise<void> }> {
+  const lim = { ...DEFAULT_LIMITS, ...opts.limits };
   const log = opts.log ?? ((l: string) => console.log(`${new Date().toISOString()} ${l}`));
-  let cluster: Cluster | undefined;
-  const readSecret = opts.readSecret ?? (async (name: string) => {
-    cluster ??= new Cluster('in-cluster', 'service account');
-    return cluster.read({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'kube-system' } });
-  });
-
-  const server = createServer({ cert, key, minVersion: 'TLSv1.2' }, async (req, res) => {
+  const now = opts.now ?? Date.now;
+  const limit = rateLimiter(lim.ratePoints, lim.rateWindowS);
+  const server = createServer({
+    cert: opts.tls.certPem, key: opts.tls.keyPem, minVersion: 'TLSv1.2',
+    handshakeTimeout: lim.handshakeTimeoutMs, maxHeaderSize: lim.maxHeaderBytes,
+    headersTimeout: lim.headersTimeoutMs, requestTimeout: lim.requestTimeoutMs, keepAliveTimeout: lim.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, lim.headersTimeoutMs),
+  }, async (req, res) => {
     const peer = req.socket.remoteAddress ?? '?';
-    try {
-      if (req.method === 'GET' && req.url === '/healthz') return send(res, 200, 'ok');
-      if (req.method === 'GET' && req.url === '/ca') return send(res, 200, ca);
-      if (req.method !== 'POST' || req.url !== '/join') return send(res, 404, { code: 'not-found' });
-      const body = await readBody(req);
-      if (body === undefined) return send(res, 413, { code: 'too-large' });
-      let token: unknown;
-      try {
-        token = JSON.parse(body).token;
-      } catch {
-        token = undefined;
-      }
-      const parsed = typeof token === 'string' ? parseToken(token) : undefined;
-      if (!parsed) {
-        log(`join from ${peer}: malformed token`);
-        return send(res, 400, { code: 'token-malformed', message: 'the token is not of the form [a-z0-9]{6}.[a-z0-9]{16}' });
-      }
-      const verdict = checkToken(token as string, await readSecret(`bootstrap-token-${parsed.id}`), new Date());
-      log(`join from ${peer}: token ${parsed.id} ${verdict ?? 'accepted'}`);
-      if (verdict === 'expired') return send(res, 401, { code: 'token-expired', message: `token ${parsed.id} has expired` });
-      if (verdict === 'unknown') return send(res, 401, { code: 'token-unknown', message: `token ${parsed.id} is not known to the cluster (deleted, cleaned up after expiry, or mistyped)` });
-      return send(res, 200, { apiserver: opts.apiserver, caPem: ca });
-    } catch (err) {
-      log(`join from ${peer}: internal error: ${(err as Error).message.split('\n')[0]}`);
-      return send(res, 500, { code: 'internal', message: 'the join service could not check the token; see its logs' });
+    if (req.headers['content-length'] && req.headers['content-length'] !== '0' || req.headers['transfer-encoding']) {
+      res.setHeader('connection', 'close');
+      send(res, 413, { code: 'body-not-allowed', message: 'requests carry no body' });
+      req.socket.destroySoon();
+      return;
     }
+    const rl = await limit(peer);
+    if (!rl.ok) return send(res, 429, { code: 'rate-limited', message: `more than ${lim.ratePoints} requests in ${lim.rateWindowS} s` }, { 'retry-after': String(rl.retryAfterS) });
+    const a = answer(req, opts.source, now());
+    if (a.status !== 200) log(`${req.method} ${(req.url ?? '').slice(0, 80)} from ${peer}: ${a.status} ${(a.body as { code?: string }).code ?? ''}`);
+    send(res, a.status, a.body, a.headers);
   });
+  server.maxConnections = lim.maxConnections;
+  server.timeout = lim.requestTimeoutMs;
+  server.on('tlsClientError', () => undefined);
   const [host, port] = splitListen(opts.listen);
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
-  log(`join service listening on ${opts.listen}, apiserver ${opts.apiserver}`);
-  return () => new Promise((resolve) => server.close(() => resolve()));
+  const bound = (server.address() as { port: number }).port;
+  log(`join service listening on ${host}:${bound}`);
+  return {
+    port: bound,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
 }
 
 function splitListen(listen: string): [string, number] {

@@ -1,13 +1,15 @@
 /**
- * Bootstrap tokens in the cluster: list, create, and the join command a worker runs.
+ * Bootstrap tokens in the cluster: list, create, delete, the public token index the join service
+ * reads, the cluster-info ConfigMap, and the join command a worker runs.
  */
 import { join } from 'node:path';
 import { JOIN_NODE_PORT } from '../constants.ts';
 import { url } from '../net/cidr.ts';
 import { spkiSha256 } from '../pki/forge.ts';
+import { controlPlaneHost } from '../k8s/endpoints.ts';
 import { generateToken, remainingMs, tokenInfo, tokenSecret, type TokenInfo } from './token.ts';
-import { tokenReaderRole } from '../../manifests/join-service.ts';
-import type { Cluster } from '../k8s/client.ts';
+import { entryFor, nextIndex, parseIndex, renderIndex, TOKEN_INDEX_NAME, type IndexEntry } from './token-index.ts';
+import type { Cluster, KubernetesObject } from '../k8s/client.ts';
 import type { HostFiles } from '../host/files.ts';
 import type { ResolvedConfig } from '../types.ts';
 
@@ -20,28 +22,52 @@ export async function listTokens(api: Cluster): Promise<TokenInfo[]> {
     .sort((a, b) => (a.expiration ?? '9').localeCompare(b.expiration ?? '9'));
 }
 
+const indexRef = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: TOKEN_INDEX_NAME, namespace: 'kube-system' } };
+
 /**
- * Creates a new token Secret and lets the join service read it (the token-reader Role names every
- * token Secret; a new one must be added before a worker can use it).
+ * Rewrites the token index from the token Secrets (ids and expirations only): entries of gone tokens
+ * stay while in their grace, `set` entries override, `drop` ids are removed (a deleted token is
+ * "unknown" at once). @returns the tokens listed.
+ */
+export async function syncTokenIndex(api: Cluster, change: { set?: [string, IndexEntry]; drop?: string } = {}): Promise<TokenInfo[]> {
+  const tokens = await listTokens(api);
+  const current = await api.read<KubernetesObject & { data?: Record<string, string> }>(indexRef);
+  const index = nextIndex(parseIndex(current?.data), tokens, Date.now());
+  if (change.set) index.set(...change.set);
+  if (change.drop) index.delete(change.drop);
+  await api.apply([{ ...indexRef, metadata: { ...indexRef.metadata, labels: { 'app.kubernetes.io/managed-by': 'kubeception' } }, data: renderIndex(index) } as KubernetesObject]);
+  return tokens;
+}
+
+/**
+ * Creates a new token Secret (kubeadm's format, usages authentication + signing) and its index entry.
  * @returns the token (`<id>.<secret>`; never log it).
  */
 export async function createToken(api: Cluster, ttlMs: number, description?: string): Promise<string> {
   const token = generateToken();
-  await api.apply([tokenSecret(token, ttlMs, new Date(), description)]);
-  await api.apply([tokenReaderRole((await listTokens(api)).map((t) => t.secretName))]);
+  const now = new Date();
+  await api.apply([tokenSecret(token, ttlMs, now, description)]);
+  await syncTokenIndex(api, { set: [token.slice(0, 6), entryFor(Date.parse(new Date(now.getTime() + ttlMs).toISOString().replace(/\.\d{3}Z$/, 'Z')), ttlMs)] });
   return token;
 }
 
-/** Deletes kubeception's tokens that expired more than `graceMs` ago (the job tokencleaner would do at once). */
-export async function deleteStaleTokens(api: Cluster, graceMs: number, description: string): Promise<string[]> {
-  const now = new Date();
-  const stale = (await listTokens(api)).filter((t) => t.description === description && remainingMs(t, now) < -graceMs);
-  for (const t of stale) await api.delete({ apiVersion: 'v1', kind: 'Secret', metadata: { name: t.secretName, namespace: 'kube-system' } });
-  return stale.map((t) => t.id);
+/** Deletes token `id` (its Secret and index entry). @returns false if there was no such Secret. */
+export async function deleteToken(api: Cluster, id: string): Promise<boolean> {
+  const gone = await api.delete({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `bootstrap-token-${id}`, namespace: 'kube-system' } });
+  await syncTokenIndex(api, { drop: id });
+  return gone;
 }
 
-/** The URL of the join service on this control-plane node. */
-export const joinUrl = (config: ResolvedConfig) => url('https', config.localAPIEndpoint.advertiseAddress, JOIN_NODE_PORT);
+/** Deletes every expired token Secret the tokencleaner has not removed yet (any creator, as it does). */
+export async function deleteExpiredTokens(api: Cluster): Promise<string[]> {
+  const now = new Date();
+  const expired = (await listTokens(api)).filter((t) => remainingMs(t, now) <= 0);
+  for (const t of expired) await api.delete({ apiVersion: 'v1', kind: 'Secret', metadata: { name: t.secretName, namespace: 'kube-system' } });
+  return expired.map((t) => t.id);
+}
+
+/** The URL of the join service: the controlPlaneEndpoint host (or the advertise address), NodePort 30000. */
+export const joinUrl = (config: ResolvedConfig) => url('https', controlPlaneHost(config), JOIN_NODE_PORT);
 
 /** `sha256:<hex>` of the cluster CA, read from `certificatesDir/ca.crt`. */
 export async function caCertHash(config: ResolvedConfig, files: HostFiles): Promise<string> {

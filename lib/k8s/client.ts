@@ -29,6 +29,7 @@ const refOf = (o: k8s.KubernetesObject) => `${o.kind}/${o.metadata?.namespace ? 
 /** A connection to one apiserver, from a kubeconfig's text. */
 export class Cluster {
   private readonly api: k8s.KubernetesObjectApi;
+  private readonly kc: k8s.KubeConfig;
   readonly server: string;
 
   /**
@@ -44,6 +45,7 @@ export class Cluster {
       throw new KubeceptionError('kubeconfig-invalid', { what: source, why: `not a valid kubeconfig: ${(err as Error).message}`, fix: 'run the kubeconfig step to rewrite it', cause: err });
     }
     this.server = kc.getCurrentCluster()?.server ?? '(none)';
+    this.kc = kc;
     this.api = k8s.KubernetesObjectApi.makeApiClient(kc);
   }
 
@@ -107,4 +109,60 @@ export class Cluster {
       throw apiError(`delete ${refOf(ref)}`, err, this.server);
     }
   }
+
+  /**
+   * Approves or denies a CertificateSigningRequest through its `approval` subresource (the condition
+   * `Approved` or `Denied` with `reason` and `message`). `csr` is the object as read (its
+   * resourceVersion guards against a concurrent change: a conflict throws).
+   * @throws KubeceptionError `apiserver-request`.
+   */
+  async decideCsr(csr: k8s.V1CertificateSigningRequest, approve: boolean, reason: string, message: string): Promise<void> {
+    const body: k8s.V1CertificateSigningRequest = {
+      ...csr,
+      status: { ...csr.status, conditions: [...(csr.status?.conditions ?? []), { type: approve ? 'Approved' : 'Denied', status: 'True', reason, message, lastUpdateTime: new Date() }] },
+    };
+    try {
+      await this.kc.makeApiClient(k8s.CertificatesV1Api).replaceCertificateSigningRequestApproval({ name: csr.metadata!.name!, body });
+    } catch (err) {
+      throw apiError(`${approve ? 'approve' : 'deny'} CertificateSigningRequest/${csr.metadata?.name}`, err, this.server);
+    }
+  }
+
+  /**
+   * A watch-backed cache (an informer) of one collection: listed once, then kept current by a
+   * watch, restarted 2 s after an error. No apiserver request per read.
+   * @param path the collection's URL path, e.g. `/api/v1/namespaces/kube-public/configmaps`.
+   * @param fieldSelector e.g. `metadata.name=cluster-info` (lets RBAC `resourceNames` allow list/watch).
+   * @param onChange called after every add, update or delete.
+   */
+  watch<T extends k8s.KubernetesObject>(res: { apiVersion: string; kind: string; namespace?: string; path: string; fieldSelector?: string }, onChange: () => void = () => undefined): Watched<T> {
+    const listFn = () => this.api.list<T>(res.apiVersion, res.kind, res.namespace, undefined, undefined, undefined, res.fieldSelector);
+    const lw = new k8s.ListWatch<T>(res.path, new k8s.Watch(this.kc), listFn, false, undefined, res.fieldSelector);
+    let synced = false;
+    let stopped = false;
+    for (const verb of ['add', 'update', 'delete'] as const) lw.on(verb, () => onChange());
+    const start = () => lw.start().then(() => { synced = true; onChange(); }, () => undefined);
+    lw.on('error', () => {
+      if (!stopped) setTimeout(start, 2_000);
+    });
+    void start();
+    return {
+      synced: () => synced,
+      list: () => lw.list(res.namespace),
+      get: (name) => lw.get(name, res.namespace),
+      stop: () => {
+        stopped = true;
+        void lw.stop();
+      },
+    };
+  }
+}
+
+/** A watch-backed cache of one collection (see {@link Cluster.watch}). */
+export interface Watched<T> {
+  /** True once the first list is in. */
+  synced(): boolean;
+  list(): readonly T[];
+  get(name: string): T | undefined;
+  stop(): void;
 }

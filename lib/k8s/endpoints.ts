@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { KUBECONFIG, KUBELET_KUBECONFIG } from '../constants.ts';
-import { url } from '../net/cidr.ts';
+import { isIP, url } from '../net/cidr.ts';
+import { endpointHost } from '../pki/san.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 /** `https://<advertiseAddress>:<port>` of the final and the bootstrap apiserver. */
@@ -12,6 +13,21 @@ export function apiserverUrls(config: ResolvedConfig) {
   const adv = config.localAPIEndpoint.advertiseAddress;
   return { final: url('https', adv, config.localAPIEndpoint.bindPort), bootstrap: url('https', adv, config.bootstrapAPIEndpoint.bindPort) };
 }
+
+/**
+ * The cluster's stable apiserver URL, as kubeadm puts it in cluster-info and the kubeconfigs it hands
+ * out: `https://<controlPlaneEndpoint>` (port default `localAPIEndpoint.bindPort`) if set, else the
+ * final apiserver on the advertise address.
+ */
+export function controlPlaneUrl(config: ResolvedConfig): string {
+  const cpe = config.controlPlaneEndpoint;
+  if (!cpe) return apiserverUrls(config).final;
+  const port = isIP(cpe) ? undefined : /:(\d+)$/.exec(cpe)?.[1];
+  return url('https', endpointHost(cpe), port ? Number(port) : config.localAPIEndpoint.bindPort);
+}
+
+/** The host workers reach the cluster by: the `controlPlaneEndpoint` host if set, else the advertise address. */
+export const controlPlaneHost = (config: ResolvedConfig) => (config.controlPlaneEndpoint ? endpointHost(config.controlPlaneEndpoint) : config.localAPIEndpoint.advertiseAddress);
 
 /** Paths of every kubeconfig this step writes. */
 export function kubeconfigPaths(config: ResolvedConfig) {

@@ -1,6 +1,7 @@
 /**
  * Renewing certificates on the host (`kubeception certs renew all|NAME`): each named leaf is
- * re-issued for its existing key (the key file is never rewritten), with the current CA; kubeconfigs
+ * re-issued for its existing key (the join service's transport certificate gets a new pair: its CA is
+ * thrown away by design) (the key file is never rewritten), with the current CA; kubeconfigs
  * are rewritten with the re-issued client certificate and the *current* CA (kubeadm#2027). Uses
  * lib/pki's exported `reconcileLeaf` with an unbounded renewal window, which forces a re-issue.
  * Host effects: certificate files 0644, kubeconfigs 0600, through `ctx.files` (atomic).
@@ -12,7 +13,7 @@ import { certSpecs, kubeconfigClientSpecs, type FileLeafSpec, type LeafSpec } fr
 import { reconcileLeaf } from './leaf.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
-import { joinServiceCertSpec } from '../steps/join-service.ts';
+import { reconcileTransportCert } from '../join/transport-cert.ts';
 import type { Context } from '../context.ts';
 
 type Ctx = Pick<Context, 'config' | 'files'>;
@@ -86,9 +87,14 @@ export async function renewHostCertificates(ctx: Ctx, names: Set<string>): Promi
     if (!names.has(`${spec.name}.conf`)) continue;
     if (await renewKubeconfig(ctx, spec, confs[spec.name] ?? [])) done.push(`${spec.name}.conf`);
   }
-  const join = joinServiceCertSpec(ctx.config) as FileLeafSpec;
-  if (names.has('kubeception-join') && (await ctx.files.exists(join.keyPath))) {
-    await renewFile(ctx, join);
+  // The join service's transport certificate comes from a throw-away CA (lib/join/transport-cert.ts):
+  // renewing it means a new pair; the join service is rolled by the caller.
+  const certPath = join(ctx.config.certificatesDir, 'kubeception-join.crt');
+  const keyPath = join(ctx.config.certificatesDir, 'kubeception-join.key');
+  if (names.has('kubeception-join') && (await ctx.files.exists(certPath))) {
+    const tls = await reconcileTransportCert({}, (await ctx.files.read(join(ctx.config.certificatesDir, 'ca.crt'))) ?? '');
+    await ctx.files.write(keyPath, tls.keyPem, { mode: 0o600 });
+    await ctx.files.write(certPath, tls.certPem, { mode: 0o644 });
     done.push('kubeception-join');
   }
   return done;

@@ -1,79 +1,69 @@
 /**
- * The control plane's side of joining: the `bootstrap-token` step (kubeadm's TLS-bootstrap RBAC and
- * a valid bootstrap token) and the `join-service` step (kubeception itself in kube-system behind
- * NodePort 30000, serving HTTPS with a certificate from the cluster CA).
+ * The control plane's side of joining, kubeadm's `bootstrap-token` phase plus kubeception's join
+ * service: the `bootstrap-token` step (TLS-bootstrap RBAC, the kube-public cluster-info ConfigMap
+ * the bootstrapsigner signs, a valid bootstrap token and the public token index) and the
+ * `join-service` step (the discovery service behind NodePort 30000 and the CSR approver).
  *
- * Host effects: `<certificatesDir>/kubeception-join.crt` (0644) and `.key` (0600); objects applied
- * through the final apiserver.
+ * Host effects: `<certificatesDir>/kubeception-join.crt` (0644) and `.key` (0600), the transport
+ * certificate (not from the cluster CA); objects applied through the final apiserver.
  */
 import { join } from 'node:path';
-import { LEAF_VALIDITY_DAYS, type LeafSpec } from '../pki/certs.ts';
-import { reconcileLeaf } from '../pki/reconcile.ts';
 import { pollUntil } from '../util/poll.ts';
 import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { cluster } from '../k8s/apiserver.ts';
+import { controlPlaneUrl } from '../k8s/endpoints.ts';
 import { BOOTSTRAP_DESCRIPTION, remainingMs, tokenFromSecret } from '../join/token.ts';
+import { clusterInfoConfigMap } from '../join/cluster-info.ts';
+import { reconcileTransportCert } from '../join/transport-cert.ts';
 import type { KubernetesObject } from '../k8s/client.ts';
-import { caCertHash, createToken, deleteStaleTokens, joinCommand, listTokens } from '../join/tokens-api.ts';
-import { bootstrapTokenRbac } from '../../manifests/bootstrap-token-rbac.ts';
-import { joinServiceObjects } from '../../manifests/join-service.ts';
-import { renewalWindowDays } from './certs.ts';
-import { rollAndWait } from '../k8s/rollout.ts';
+import { caCertHash, createToken, deleteExpiredTokens, joinCommand, syncTokenIndex } from '../join/tokens-api.ts';
+import { bootstrapTokenRbac, REMOVED_BOOTSTRAP_BINDINGS } from '../../manifests/bootstrap-token-rbac.ts';
+import { joinServiceObjects, JOIN_SERVICE_NAME, LEGACY_TOKEN_READER_ROLE } from '../../manifests/join-service.ts';
+import { csrApproverObjects, CSR_APPROVER_NAME } from '../../manifests/csr-approver.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
-import type { ResolvedConfig } from '../types.ts';
 
 /** Lifetime of the token bootstrap creates; a token with less than `MIN_LEFT_MS` left is replaced. */
 const TOKEN_TTL_MS = 24 * 3_600_000;
 const MIN_LEFT_MS = 3_600_000;
 
-/** `bootstrap-token`: RBAC for TLS bootstrapping, and a bootstrap token valid for at least an hour. */
+/** `bootstrap-token`: RBAC, cluster-info, a bootstrap token valid for at least an hour, the token index. */
 export async function ensureBootstrapToken(ctx: Context): Promise<StepOutcome> {
   const api = await cluster(ctx, 'final');
-  const rbac = await api.apply(bootstrapTokenRbac());
-  const removed = await deleteStaleTokens(api, 24 * 3_600_000, BOOTSTRAP_DESCRIPTION);
-  if (removed.length) ctx.log.info(`deleted tokens expired over a day ago: ${removed.join(', ')}`);
+  const caPem = await ctx.files.read(join(ctx.config.certificatesDir, 'ca.crt'));
+  const changed = await api.apply([...bootstrapTokenRbac(), clusterInfoConfigMap(controlPlaneUrl(ctx.config), caPem ?? '')]);
+  for (const name of REMOVED_BOOTSTRAP_BINDINGS)
+    if (await api.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name } })) changed.push(`deleted ClusterRoleBinding/${name}`);
+  const removed = await deleteExpiredTokens(api);
+  if (removed.length) ctx.log.info(`deleted expired tokens: ${removed.join(', ')}`);
   const now = new Date();
-  const tokens = await listTokens(api);
+  const tokens = await syncTokenIndex(api);
   const usable = tokens.find((t) => t.description === BOOTSTRAP_DESCRIPTION && remainingMs(t, now) > MIN_LEFT_MS);
   let token: string | undefined;
-  let created = false;
   if (usable)
     token = tokenFromSecret(await api.read<{ data?: Record<string, string> } & KubernetesObject>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: usable.secretName, namespace: 'kube-system' } }));
-  if (!token) {
-    token = await createToken(api, TOKEN_TTL_MS, BOOTSTRAP_DESCRIPTION);
-    created = true;
-  }
+  const created = !token;
+  token ??= await createToken(api, TOKEN_TTL_MS, BOOTSTRAP_DESCRIPTION);
   ctx.options.addSecret(token);
   ctx.state.joinCommand = joinCommand(ctx.config, token, await caCertHash(ctx.config, ctx.files));
-  return { changed: created || rbac.length > 0 || removed.length > 0, detail: created ? `token ${token.slice(0, 6)} created (24h)` : `token ${usable!.id} still valid` };
+  return { changed: created || changed.length > 0 || removed.length > 0, detail: created ? `token ${token.slice(0, 6)} created (24h)` : `token ${usable!.id} still valid` };
 }
 
-/** The join service's serving certificate: signed by the cluster CA, for the node's address and the Service names. */
-export function joinServiceCertSpec(config: ResolvedConfig): LeafSpec {
-  const dnsNames = [config.nodeName, 'kubeception-join', 'kubeception-join.kube-system', 'kubeception-join.kube-system.svc', `kubeception-join.kube-system.svc.${config.networking.dnsDomain}`];
-  return {
-    kind: 'leaf', name: 'kubeception-join', longName: 'join service serving certificate', caName: 'ca', commonName: 'kubeception-join', organizations: [], usages: ['serverAuth'],
-    altNames: { dnsNames, ipAddresses: [config.localAPIEndpoint.advertiseAddress] }, validityDays: config.certificateValidityDays ?? LEAF_VALIDITY_DAYS,
-    certPath: join(config.certificatesDir, 'kubeception-join.crt'), keyPath: join(config.certificatesDir, 'kubeception-join.key'),
-  };
-}
-
-/** `join-service`: the serving certificate, the objects, and the Deployment available. */
+/** `join-service`: the transport certificate, the join service and CSR approver objects, both available. */
 export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
   const { config, files } = ctx;
-  const spec = joinServiceCertSpec(config);
-  const [caPem, caKeyPem, certPem, keyPem] = await Promise.all([join(config.certificatesDir, 'ca.crt'), join(config.certificatesDir, 'ca.key'), spec.certPath!, spec.keyPath!].map((p) => files.read(p)));
-  const leaf = await reconcileLeaf(spec, { certPem, keyPem }, { certPem: caPem!, keyPem: caKeyPem! }, config, { renewBeforeDays: renewalWindowDays(config) });
-  const wrote = [await files.write(spec.keyPath!, leaf.keyPem, { mode: 0o600 }), await files.write(spec.certPath!, leaf.certPem, { mode: 0o644 })].some(Boolean);
+  const certPath = join(config.certificatesDir, 'kubeception-join.crt');
+  const keyPath = join(config.certificatesDir, 'kubeception-join.key');
+  const [caPem, certPem, keyPem] = await Promise.all([join(config.certificatesDir, 'ca.crt'), certPath, keyPath].map((p) => files.read(p)));
+  const tls = await reconcileTransportCert({ certPem, keyPem }, caPem ?? '');
+  const wrote = [await files.write(keyPath, tls.keyPem, { mode: 0o600 }), await files.write(certPath, tls.certPem, { mode: 0o644 })].some(Boolean);
   const api = await cluster(ctx, 'final');
-  const tokenSecretNames = (await listTokens(api)).map((t) => t.secretName);
-  const changed = await api.apply(joinServiceObjects(config, { image: config.joinService.image, tls: { certPem: leaf.certPem, keyPem: leaf.keyPem, caPem: caPem! }, tokenSecretNames }));
+  const changed = await api.apply([...joinServiceObjects(config, { image: config.joinService.image, tls: { certPem: tls.certPem, keyPem: tls.keyPem } }), ...csrApproverObjects(config.joinService.image)]);
+  for (const kind of ['RoleBinding', 'Role'])
+    if (await api.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name: LEGACY_TOKEN_READER_ROLE, namespace: 'kube-system' } })) changed.push(`deleted ${kind}/${LEGACY_TOKEN_READER_ROLE}`);
   for (const ref of changed) ctx.log.info(`applied ${ref}`);
-  // The service reads its TLS files once: a renewed certificate needs new pods.
-  if (leaf.action === 'reissued' && !changed.some((r) => r.startsWith('Deployment/'))) await rollAndWait(ctx, api, [['Deployment', 'kubeception-join']]);
-  await waitDeploymentAvailable(ctx, 'kubeception-join', 180_000);
-  return { changed: wrote || changed.length > 0, detail: `${changed.length} object(s) changed; serving on NodePort 30000` };
+  await Promise.all([JOIN_SERVICE_NAME, CSR_APPROVER_NAME].map((name) => waitDeploymentAvailable(ctx, name, 180_000)));
+  return { changed: wrote || changed.length > 0, detail: `${changed.length} object(s) changed; serving on NodePort 30000; CSR approver running` };
 }
 
 async function waitDeploymentAvailable(ctx: Context, name: string, timeoutMs: number): Promise<void> {

@@ -1,18 +1,22 @@
 /**
- * The worker's join steps: preflight (including the token and hash formats), discovery (pinned CA,
- * token exchange), the kubelet's files with a bootstrap kubeconfig, and waiting for TLS
- * bootstrapping to give the kubelet its client certificate (the CSR is approved by the cluster's
- * standard RBAC for bootstrap tokens; no key leaves the worker).
+ * The worker's join steps: preflight (including the token and hash formats), discovery (kubeadm's
+ * token discovery: token-signed cluster-info, CA pins; then the node-name check against the verified
+ * apiserver), the kubelet's files with a bootstrap kubeconfig, and waiting for TLS bootstrapping to
+ * give the kubelet its client certificate (the CSR is approved by kubeception's CSR approver; no key
+ * leaves the worker), after which the bootstrap kubeconfig is removed, as kubeadm does.
  *
- * Host effects: `<certificatesDir>/ca.crt` (0644), `<kubeletConfigDir>/bootstrap-kubeconfig` (0600,
- * holds the token), the kubelet's config.yaml and drop-in; the kubelet unit enabled and started.
+ * Host effects: `<certificatesDir>/ca.crt` (0644, the verified CA data), `<kubeletConfigDir>/
+ * bootstrap-kubeconfig` (0600, holds the token; removed once the kubelet has its certificate), the
+ * kubelet's config.yaml and drop-in; the kubelet unit enabled and started. Nothing is written before
+ * discovery has verified the signature and the pin.
  */
 import { join } from 'node:path';
 import { TimeoutError } from '../errors.ts';
 import { pollUntil } from '../util/poll.ts';
 import { certSignedBy } from '../pki/keys.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
-import { fetchCa, requestJoin, verifyCaHash } from '../join/client.ts';
+import { discover as discoverClusterInfo } from '../join/client.ts';
+import { checkNodeName } from '../join/node-name.ts';
 import { TOKEN_RE } from '../join/token.ts';
 import { bootstrapKubeletKubeconfig, writeKubeletFiles } from './kubelet.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
@@ -29,15 +33,16 @@ export const joinFlagChecks: Check[] = [
     async run(ctx) {
       const t = ctx.options.token;
       if (t !== undefined && TOKEN_RE.test(t)) return undefined;
-      return { message: t === undefined ? '--token is missing' : '--token is not of the form [a-z0-9]{6}.[a-z0-9]{16}', fix: 'pass the token printed by `kubeception token create --print-join-command` on the control plane' };
+      return { message: t === undefined ? 'no token: --token, --token-file and KUBECEPTION_TOKEN are all unset' : 'the token is not of the form [a-z0-9]{6}.[a-z0-9]{16}', fix: 'pass the token printed by `kubeception token create --print-join-command` on the control plane' };
     },
   },
   {
     id: 'CaCertHash',
     async run(ctx) {
       const h = ctx.options.caCertHash;
-      if (h !== undefined && HASH_RE.test(h)) return undefined;
-      return { message: h === undefined ? '--ca-cert-hash is missing' : '--ca-cert-hash is not sha256:<64 hex digits>', fix: 'pass the hash printed with the join command' };
+      const bad = h?.split(',').find((p) => !HASH_RE.test(p));
+      if (h !== undefined && bad === undefined) return undefined;
+      return { message: h === undefined ? '--ca-cert-hash is missing' : `--ca-cert-hash ${bad} is not sha256:<64 hex digits>`, fix: 'pass the hash printed with the join command (the flag may be repeated)' };
     },
   },
   {
@@ -75,14 +80,18 @@ export async function alreadyJoined(ctx: Context): Promise<string | false> {
   return certSignedBy(cert, ca) ? 'already joined: the kubelet has a client certificate from this cluster' : false;
 }
 
-/** `discovery`: pins the CA by hash, sends the token, keeps the answer in `ctx.state.join`. */
+/**
+ * `discovery`: verifies the token-signed cluster-info and the CA pins, then (token → verified
+ * apiserver only) that this node's name is not taken; keeps the result in `ctx.state.join`.
+ */
 export async function discover(ctx: Context): Promise<StepOutcome> {
   const base = ctx.options.joinUrl!;
-  const caPem = await fetchCa(base, ctx.options.discoveryTimeoutMs ?? 60_000, ctx.signal);
-  verifyCaHash(caPem, ctx.options.caCertHash!, base);
-  ctx.log.info(`CA pinned (${ctx.options.caCertHash})`);
-  ctx.state.join = await requestJoin(base, ctx.options.token!, caPem);
-  return { changed: false, detail: `token accepted; apiserver ${ctx.state.join.apiserver}` };
+  const pins = ctx.options.caCertHash!.split(',');
+  const d = await discoverClusterInfo(base, ctx.options.token!, pins, ctx.options.discoveryTimeoutMs ?? 60_000, ctx.signal);
+  ctx.log.info(`cluster-info signed with the token; CA pinned; apiserver ${d.server}`);
+  await checkNodeName(d.server, d.caPem, ctx.options.token!, ctx.config.nodeName);
+  ctx.state.join = { apiserver: d.server, caPem: d.caPem };
+  return { changed: false, detail: `verified; apiserver ${d.server}; node name ${ctx.config.nodeName} free` };
 }
 
 /** `kubelet-config` (worker): CA, bootstrap kubeconfig (only before the first join), config.yaml, drop-in. */
@@ -99,10 +108,15 @@ export async function writeWorkerKubelet(ctx: Context): Promise<StepOutcome> {
   return { changed: changed.length > 0, detail: changed.join(', ') || 'up to date' };
 }
 
-/** `wait-kubelet-bootstrap`: the kubelet got its client certificate (CSR approved) and wrote its kubeconfig. */
+/**
+ * `wait-kubelet-bootstrap`: the kubelet got its client certificate (CSR approved) and wrote its
+ * kubeconfig; then the bootstrap kubeconfig (it holds the token) is removed.
+ */
 export async function waitKubeletBootstrap(ctx: Context): Promise<StepOutcome> {
-  if (await pollUntil(async () => (await alreadyJoined(ctx)) || undefined, { timeoutMs: 180_000, signal: ctx.signal }))
-    return { changed: false, detail: 'kubelet client certificate issued' };
+  if (await pollUntil(async () => (await alreadyJoined(ctx)) || undefined, { timeoutMs: 180_000, signal: ctx.signal })) {
+    const removed = await ctx.files.remove(bootstrapKubeletKubeconfig(ctx.config));
+    return { changed: removed, detail: `kubelet client certificate issued${removed ? '; bootstrap kubeconfig removed' : ''}` };
+  }
   throw new TimeoutError('join-tls-bootstrap', {
     what: `kubelet on ${ctx.config.nodeName}`,
     why: 'no client certificate within 180 s: its CSR was not approved or the kubelet cannot reach the apiserver',

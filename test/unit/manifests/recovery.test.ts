@@ -68,7 +68,7 @@ esac
   };
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function eventually(check: () => boolean, ms = 5_000) {
+async function eventually(check: () => boolean, ms = 20_000) {
   const end = Date.now() + ms;
   while (Date.now() < end) { if (check()) return true; await sleep(25); }
   return false;

@@ -112,7 +112,7 @@ describe('bootstrapStaticPods', () => {
     ['cluster-signing-cert-file', pki('ca.crt')], ['cluster-signing-key-file', pki('ca.key')],
     ['root-ca-file', pki('ca.crt')], ['client-ca-file', pki('ca.crt')], ['requestheader-client-ca-file', pki('front-proxy-ca.crt')],
     ['service-account-private-key-file', pki('sa.key')], ['use-service-account-credentials', 'true'],
-    ['controllers', '*,bootstrapsigner'], ['allocate-node-cidrs', 'true'], ['cluster-cidr', '10.244.0.0/16'],
+    ['controllers', '*,bootstrapsigner,tokencleaner'], ['allocate-node-cidrs', 'true'], ['cluster-cidr', '10.244.0.0/16'],
     ['service-cluster-ip-range', '10.96.0.0/12'], ['cluster-name', 'kubernetes'],
   ];
   for (const [flag, value] of cmTable)

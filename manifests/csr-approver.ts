@@ -1,0 +1,55 @@
+/**
+ * kubeception's CSR approver as cluster objects (see lib/join/csr-approver.ts): a one-replica
+ * Deployment of kubeception's image (`kubeception approve-csrs`) on a control-plane node, with no
+ * port and no Service. Its ServiceAccount may read CSRs and Nodes and approve (or deny) only for the
+ * signer `kubernetes.io/kube-apiserver-client-kubelet`; it can read no Secret.
+ * @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#authorization
+ */
+import type { V1ClusterRole, V1ClusterRoleBinding, V1Deployment, V1ServiceAccount } from '@kubernetes/client-node';
+import { KUBELET_CLIENT_SIGNER } from '../lib/join/csr-approver.ts';
+import { MANAGED_BY, NAMESPACE, type Manifest } from './common.ts';
+import { restrictedPod } from './join-service.ts';
+
+export const CSR_APPROVER_NAME = 'kubeception-csr-approver';
+/** ClusterRole and ClusterRoleBinding name. */
+export const CSR_APPROVER_ROLE = 'kubeception:csr-approver';
+
+const labels = () => ({ ...MANAGED_BY, 'app.kubernetes.io/name': CSR_APPROVER_NAME });
+
+/** ServiceAccount, ClusterRole, ClusterRoleBinding, Deployment. Pure. */
+export function csrApproverObjects(image: string): (Manifest<V1ServiceAccount> | Manifest<V1ClusterRole> | Manifest<V1ClusterRoleBinding> | Manifest<V1Deployment>)[] {
+  const pod = restrictedPod(image, CSR_APPROVER_NAME, ['approve-csrs'], { cpu: '5m', memory: '160Mi', cpuLimit: '500m', memoryLimit: '320Mi' });
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: CSR_APPROVER_NAME, namespace: NAMESPACE, labels: labels() } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: CSR_APPROVER_ROLE, labels: labels() },
+      rules: [
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
+        { apiGroups: ['certificates.k8s.io'], resources: ['signers'], verbs: ['approve'], resourceNames: [KUBELET_CLIENT_SIGNER] },
+        { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: CSR_APPROVER_ROLE, labels: labels() },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CSR_APPROVER_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: CSR_APPROVER_NAME, namespace: NAMESPACE }],
+    },
+    {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: CSR_APPROVER_NAME, namespace: NAMESPACE, labels: labels() },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { 'app.kubernetes.io/name': CSR_APPROVER_NAME } },
+        template: {
+          metadata: { labels: labels() },
+          spec: {
+            serviceAccountName: CSR_APPROVER_NAME, automountServiceAccountToken: true,
+            nodeSelector: pod.nodeSelector, tolerations: pod.tolerations, securityContext: pod.securityContext,
+            containers: [{ ...pod.container, volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] }],
+            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
+          },
+        },
+      },
+    },
+  ];
+}
