@@ -49,6 +49,7 @@ function sandbox(port: number) {
 case "$*" in
   *"containers ls"*) re=$(echo "$*" | sed -n 's/.*~="\\([^"]*\\)".*/\\1/p'); while read -r id pod; do echo "$pod" | grep -qE "$re" && echo "$id"; done < ${d}/containers ;;
   *"tasks ls"*) echo "TASK PID STATUS"; cat ${d}/tasks ;;
+  *"containers delete"*|*"tasks delete"*) echo "$*" >> ${d}/deleted ;;
 esac
 `);
   for (const f of ['curl', 'ctr']) chmodSync(join(bin, f), 0o755);
@@ -63,7 +64,7 @@ esac
   child.stdout.on('data', (b) => (log += b));
   const active = join(d, 'manifests', 'recovery-kube-apiserver.yaml');
   return {
-    d, active, set: (f: string, v: string) => writeFileSync(join(d, f), v), log: () => log,
+    d, active, set: (f: string, v: string) => writeFileSync(join(d, f), v), log: () => log, stop_watch: () => child.kill('SIGKILL'),
     stop: () => { child.kill('SIGKILL'); rmSync(d, { recursive: true, force: true }); },
   };
 }
@@ -118,4 +119,22 @@ test('watcher: hands back only when a self-hosted apiserver listens on the port 
     s.stop();
     server.close();
   }
+});
+
+test('watcher boot cleanup: once per boot, removes only containers without a RUNNING task', async () => {
+  const s = sandbox(6443);
+  try {
+    s.stop_watch();
+    s.set('containers', 'live kube-proxy-x\ndead1 kube-apiserver-y\ndead2 coredns-z\n');
+    s.set('tasks', 'live 4242 RUNNING\ndead1 0 STOPPED\n');
+    const run = () => new Promise<number>((r) => spawn('sh', [join(s.d, 'watch.sh'), 'boot-cleanup'], { env: { PATH: `${join(s.d, 'bin')}:/usr/bin:/bin` }, stdio: 'ignore' }).on('exit', (c) => r(c ?? -1)));
+    assert.equal(await run(), 0);
+    const deleted = readFileSync(join(s.d, 'deleted'), 'utf8');
+    assert.match(deleted, /containers delete dead1/);
+    assert.match(deleted, /containers delete dead2/);
+    assert.doesNotMatch(deleted, /live/);
+    rmSync(join(s.d, 'deleted'));
+    assert.equal(await run(), 0);
+    assert.equal(existsSync(join(s.d, 'deleted')), false, 'the flag makes it once per boot');
+  } finally { s.stop(); }
 });
