@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { certSpecs } from './certs.ts';
 import { parseCert } from './forge.ts';
+import { anyCertFacts } from './any-cert.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Cluster } from '../k8s/client.ts';
@@ -43,7 +44,7 @@ const display = (name: string) => (name === 'etcd/ca' ? 'etcd-ca' : name.replace
 function entry(name: string, source: string, pem: string | undefined, cas: Map<string, { name: string; keyed: boolean }>): ExpiryEntry {
   if (!pem?.includes('-----BEGIN CERTIFICATE')) return { name, source, authority: '', externallyManaged: false, missing: true };
   try {
-    const info = parseCert(pem, source);
+    const info = anyCertFacts(pem, source);
     const ca = cas.get(info.issuerCommonName);
     return { name, source, notAfter: info.notAfter, authority: ca?.name ?? info.issuerCommonName, externallyManaged: ca ? !ca.keyed : false, missing: false };
   } catch {

@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { HostStateError } from '../errors.ts';
 import { kubeconfigClientSpecs, type LeafSpec } from '../pki/certs.ts';
-import { isSignedBy, parseCert } from '../pki/forge.ts';
+import { anyCertFacts, anyCertSignedBy } from '../pki/any-cert.ts';
 import type { PkiError } from '../pki/errors.ts';
 import { kubeletClientCurrent, readKubeletClient, writeKubeletClient } from './kubelet-client.ts';
 import { reconcileLeaf } from '../pki/reconcile.ts';
@@ -71,9 +71,9 @@ async function ensureKubeletKubeconfig(ctx: Context, spec: LeafSpec, caPem: stri
   const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, ca, config, opts).catch(async (err) => {
     // A certificate the kubelet rotated itself has a key of its choice (ECDSA): keep it while it is
     // valid beyond the window (the kubelet renews it by CSR); otherwise issue one for a new key.
-    if ((err as PkiError).code !== 'pki-bad-key' || !existing.certPem) throw err;
-    const info = parseCert(existing.certPem, kubeletClientCurrent(config));
-    const fresh = info.commonName === spec.commonName && isSignedBy(existing.certPem, caPem) && info.notAfter.getTime() - Date.now() > opts.renewBeforeDays * 86_400_000;
+    if (!['pki-bad-key', 'pki-bad-cert'].includes((err as PkiError).code) || !existing.certPem) throw err;
+    const info = anyCertFacts(existing.certPem, kubeletClientCurrent(config));
+    const fresh = info.commonName === spec.commonName && anyCertSignedBy(existing.certPem, caPem) && info.notAfter.getTime() - Date.now() > opts.renewBeforeDays * 86_400_000;
     return fresh ? { certPem: existing.certPem, keyPem: existing.keyPem!, action: 'kept' as const, reason: 'rotated by the kubelet' } : reconcileLeaf(spec, {}, ca, config, opts);
   });
   if (leaf.action !== 'kept') ctx.log.info(`kubelet: client certificate ${leaf.action} (${leaf.reason})`);
