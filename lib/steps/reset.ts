@@ -43,15 +43,22 @@ export async function removeNode(ctx: Context): Promise<StepOutcome> {
   const ref = { apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } };
   if (!api) return done([], 'no kubeconfig on this host: the Node (if any) is left to the cluster');
   if (ctx.dryRun) return done([`would cordon and delete Node ${ctx.config.nodeName}`], '');
+  const why = (err: unknown) => (err as KubeceptionError).why ?? (err as Error).message;
+  const changed: string[] = [];
   try {
     if (!(await api.read(ref))) return done([], `Node ${ctx.config.nodeName} not found`);
     await api.patch(ref, { spec: { unschedulable: true } });
-    await api.delete(ref);
-    return done([`Node ${ctx.config.nodeName} cordoned and deleted`], '');
+    changed.push(`Node ${ctx.config.nodeName} cordoned`);
   } catch (err) {
-    ctx.log.warn(`could not remove Node ${ctx.config.nodeName} (${(err as KubeceptionError).why ?? (err as Error).message}); delete it from another node: kubectl delete node ${ctx.config.nodeName}`);
-    return done([], 'the API did not allow it');
+    ctx.log.warn(`could not cordon Node ${ctx.config.nodeName}: ${why(err)}`);
   }
+  try {
+    // A worker's kubelet credentials may not delete its own Node (the Node authorizer): then say how.
+    if (await api.delete(ref)) changed.push(`Node ${ctx.config.nodeName} deleted`);
+  } catch (err) {
+    ctx.log.warn(`could not delete Node ${ctx.config.nodeName} (${why(err)}); delete it from a control-plane node: kubectl delete node ${ctx.config.nodeName}`);
+  }
+  return done(changed, 'the API allowed neither cordon nor delete');
 }
 
 /** Stops and disables units (absent units are skipped). */
