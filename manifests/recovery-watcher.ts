@@ -92,7 +92,8 @@ self_hosted_listening() {
 
 # ExecStartPre, once per boot (the flag lives in /run): after a power cut containerd still holds the
 # records of every container of the last boot, and the kubelet takes minutes over them before it
-# starts pods; none can be running, so remove the records of those without a RUNNING task.
+# starts pods; none can be running, so remove the records of those without a RUNNING task. Then
+# activate the recovery pod at once.
 if [ "\${1:-}" = boot-cleanup ]; then
   [ -e ${q(w.bootFlag)} ] && exit 0
   mkdir -p "$(dirname ${q(w.bootFlag)})" && : > ${q(w.bootFlag)}
@@ -104,6 +105,11 @@ if [ "\${1:-}" = boot-cleanup ]; then
     timeout 10 ctr --address "$SOCK" -n k8s.io containers delete "$id" >/dev/null 2>&1 && n=$((n + 1))
   done
   log "boot: removed $n record(s) of dead containers of the last boot"
+  # Nothing runs at boot, and the self-hosted apiserver can only come back through an apiserver:
+  # hand the kubelet the recovery pod before it starts (unless a bootstrap owns the control plane).
+  if [ -f "$LKG" ] && ! ls "$STATIC"/bootstrap-*.yaml >/dev/null 2>&1 && cp "$LKG" "$STATIC/.recovery.tmp" && mv "$STATIC/.recovery.tmp" "$ACTIVE"; then
+    log "activated: at boot, before the kubelet starts"
+  fi
   exit 0
 fi
 

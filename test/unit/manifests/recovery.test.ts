@@ -133,8 +133,11 @@ test('watcher boot cleanup: once per boot, removes only containers without a RUN
     assert.match(deleted, /containers delete dead1/);
     assert.match(deleted, /containers delete dead2/);
     assert.doesNotMatch(deleted, /live/);
+    assert.equal(readFileSync(s.active, 'utf8'), 'kind: Pod # last known good\n', 'the recovery pod is handed to the kubelet at boot');
     rmSync(join(s.d, 'deleted'));
+    rmSync(s.active);
     assert.equal(await run(), 0);
     assert.equal(existsSync(join(s.d, 'deleted')), false, 'the flag makes it once per boot');
+    assert.equal(existsSync(s.active), false);
   } finally { s.stop(); }
 });
