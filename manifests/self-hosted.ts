@@ -70,13 +70,18 @@ const metadata = (name: string) => ({ name, namespace: NAMESPACE, labels: compon
 const selector = (component: string) => ({ matchLabels: { component, tier: 'control-plane' } });
 const surge = () => ({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
 
+/** Seconds a surge kube-apiserver pod must stay ready before the old one is removed. */
+export const APISERVER_MIN_READY_SECONDS = 30;
+
 /** The kube-apiserver DaemonSet: probes `/livez`, `/readyz` on `advertiseAddress:bindPort`. */
 export function apiServerDaemonSet(config: ResolvedConfig): Manifest<V1DaemonSet> {
   const port = controlPlanePorts(config).selfHosted.apiServer;
   const host = probeHost(config.apiServer.extraArgs, config.localAPIEndpoint.advertiseAddress);
   const args = apiServerFlags(config, inSecret, port, 'self-hosted');
   const template = podTemplate(config, 'kube-apiserver', args, (kind) => httpsProbe(kind, host, port, kind === 'readiness' ? '/readyz' : '/livez'));
-  return { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: metadata('kube-apiserver'), spec: { selector: selector('kube-apiserver'), updateStrategy: surge(), template } };
+  // minReadySeconds: a surge pod's probes may be answered by the old instance (shared port), so give
+  // the new one time to listen before the old one is removed.
+  return { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: metadata('kube-apiserver'), spec: { selector: selector('kube-apiserver'), updateStrategy: surge(), minReadySeconds: APISERVER_MIN_READY_SECONDS, template } };
 }
 
 /** A one-replica Deployment of a controller; probes `/healthz` on its port. */

@@ -90,7 +90,8 @@ export async function certsCommand(sub: string | undefined, name: string | undef
     const changed = await api.apply(await selfHostedManifests(ctx));
     if (renewed.includes('kubeception-join') || renewed.includes('apiserver')) await ensureJoinService(ctx);
     io.stdout(`updated: ${changed.filter((r) => r.startsWith('Secret')).join(', ') || 'no Secret changed'}\n`);
-    const rolled = await rollAndWait(ctx, api, [['DaemonSet', 'kube-apiserver'], ['Deployment', 'kube-controller-manager'], ['Deployment', 'kube-scheduler'], ['Deployment', 'kubeception-join']]);
+    // The Secrets' digests on the pod templates roll the control plane; the join service is restarted.
+    const rolled = await rollAndWait(ctx, api, [['DaemonSet', 'kube-apiserver'], ['Deployment', 'kube-controller-manager'], ['Deployment', 'kube-scheduler'], ['Deployment', 'kubeception-join']], { rolling: new Set(changed) });
     io.stdout(`rolled: ${rolled.join(', ')}\n`);
     if (renewed.includes('kubelet.conf')) {
       await ctx.systemd.start(config.distro.units.kubelet, { restart: true });

@@ -28,16 +28,21 @@ export function rolledOut(kind: Kind, w: Workload): boolean {
 }
 
 /**
- * Restarts each existing workload in `targets` (kube-system), one after the other, waiting for each.
+ * Restarts each existing workload in `targets` (kube-system), one after the other, waiting for each
+ * (reads that fail while the apiserver itself rolls count as "not yet").
  * @returns the `Kind/name` of the workloads restarted (absent ones are skipped).
  * @throws TimeoutError `rollout-timeout` naming the workload.
  */
-export async function rollAndWait(ctx: Pick<Context, 'signal'>, api: Cluster, targets: [Kind, string][], timeoutMs = 300_000): Promise<string[]> {
+export async function rollAndWait(ctx: Pick<Context, 'signal'>, api: Cluster, targets: [Kind, string][], opts: { rolling?: ReadonlySet<string>; timeoutMs?: number } = {}): Promise<string[]> {
+  const timeoutMs = opts.timeoutMs ?? 300_000;
   const done: string[] = [];
   for (const [kind, name] of targets) {
     const ref = { apiVersion: 'apps/v1', kind, metadata: { name, namespace: 'kube-system' } };
-    if (!(await api.read(ref))) continue;
-    await api.patch(ref, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } });
+    const exists = await pollUntil(() => api.read(ref).then((o) => (o ? 'yes' : 'no'), () => undefined), { timeoutMs: 60_000, intervalMs: 1_000, signal: ctx.signal });
+    if (exists !== 'yes') continue;
+    // A workload whose template just changed (`opts.rolling`, as `Kind/namespace/name`) is already rolling: only wait.
+    if (!opts.rolling?.has(`${kind}/kube-system/${name}`))
+      await pollUntil(() => api.patch(ref, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } }).then(() => true, () => undefined), { timeoutMs: 60_000, intervalMs: 1_000, signal: ctx.signal });
     const ok = await pollUntil(async () => {
       const w = await api.read<Workload>(ref).catch(() => undefined);
       return w && rolledOut(kind, w) ? true : undefined;

@@ -62,7 +62,8 @@ async function volumeFiles(api: Cluster, v: ProjectedVolume): Promise<Map<string
 /** The DaemonSet once its rollout is complete (every scheduled pod updated and available), else undefined after `timeoutMs`. */
 async function rolledOutDaemonSet(ctx: Context, api: Cluster, timeoutMs: number): Promise<V1DaemonSet | undefined> {
   return pollUntil(async () => {
-    const ds = await api.read<V1DaemonSet>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: NAMESPACE } });
+    // A rollout of the apiserver itself may refuse a request for a moment: retry until the deadline.
+    const ds = await api.read<V1DaemonSet>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: NAMESPACE } }).catch(() => undefined);
     const s = ds?.status;
     if (!ds || !s || (s.observedGeneration ?? 0) < (ds.metadata?.generation ?? 0)) return undefined;
     const want = s.desiredNumberScheduled;
