@@ -50,6 +50,7 @@ const ARGS = {
   'tls-dir': { type: 'string' },
   'rate-limit': { type: 'string' },
   kubeception: { type: 'string' },
+  'keep-etcd-data': { type: 'boolean' },
   help: { type: 'boolean' },
   version: { type: 'boolean' },
 } as const;
@@ -81,7 +82,7 @@ function parse(argv: string[]) {
     if (m && !known.has(m[1]!)) throw unknownFlag(m[1]!, Object.keys(ARGS));
   }
   const args = parseArgs(argv, ARGS) as Record<string, unknown> & { _: string[] };
-  const maxPositionals = args._[0] === 'token' && args._[1] === 'delete' ? 3 : 2;
+  const maxPositionals = (args._[0] === 'token' && args._[1] === 'delete') || args._[0] === 'certs' ? 3 : 2;
   if (args._.length > maxPositionals) throw usageError(`unexpected argument "${args._[maxPositionals]}"`);
   if (args.output !== undefined && args.output !== 'json' && args.output !== 'text') throw usageError(`--output must be text or json, not "${args.output}"`);
   return args;
@@ -114,6 +115,15 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     if (args.command === 'approve-csrs') return await (await import('./commands.ts')).approveCsrsCommand(io);
     if (args.command === 'init')
       return await (await import('./commands/init.ts')).initCommand({ dir: args.task as string | undefined, cwd: io.cwd, packageDir: PACKAGE_DIR, kubeception: args.kubeception as string | undefined, stdout: io.stdout });
+    if (args.command === 'certs') {
+      const [{ loadConfig }, { certsCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/certs.ts'), selfResolve()]);
+      const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
+      return await certsCommand(args.task as string | undefined, args._[2], args, config, PACKAGE_DIR, io);
+    }
+    if (args.command === 'reset') {
+      const [{ resetCommand }] = await Promise.all([import('./commands/reset.ts'), selfResolve()]);
+      return await resetCommand(args, io, PACKAGE_DIR, backends);
+    }
     if (args.command === 'token') {
       const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts'), selfResolve()]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });

@@ -58,6 +58,9 @@ export const KUBELET_CONFIG = 'config.yaml';
 /** Marker kubeception keeps in the etcd data dir: which etcd CA the data belongs to. */
 export const ETCD_OWNER_MARKER = 'kubeception-owner.json';
 
+/** `run bootstrap` re-issues leaves expiring within this many days (k3s's 90). */
+export const DEFAULT_RENEWAL_WINDOW_DAYS = 90;
+
 /** etcd health wait: attempts × interval. */
 export const ETCD_HEALTH_TIMEOUT_MS = 60_000;
 export const ETCD_HEALTH_INTERVAL_MS = 1_000;

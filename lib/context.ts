@@ -29,6 +29,8 @@ export interface RunOptions {
   discoveryTimeoutMs?: number;
   /** `join --wait-for-network`: wait until the pod network is up on this node (its `wait-node-network` step). */
   waitForNetwork?: boolean;
+  /** `reset --keep-etcd-data`: keep the etcd data dir (and stop etcd only). */
+  keepEtcdData?: boolean;
   /** Registers a secret value (e.g. a token created during the run) so no output shows it. */
   addSecret: (value: string) => void;
 }
@@ -45,6 +47,8 @@ export interface TaskState {
   kubeletRestart?: boolean;
   /** Written by join's `discovery`: what the join service answered. */
   join?: { apiserver: string; caPem: string };
+  /** Written by reset's `residue-report`: what of kubeception's remains on the host. */
+  resetReport?: import('./reset/residue.ts').ResidueReport;
   /** Written by `bootstrap-token`: the join command for workers (holds the token; printed once, never logged). */
   joinCommand?: string;
   /**

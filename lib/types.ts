@@ -59,6 +59,12 @@ export interface KubeceptionConfig {
   kubelet?: { cgroupDriver?: 'systemd' | 'cgroupfs'; criSocket?: string; extraConfig?: Record<string, unknown> };
   /** Preflight check ids to report as warnings instead of errors (kubeadm's `ignorePreflightErrors`); `all` ignores every check. */
   ignorePreflightErrors?: string[];
+  /** Lifetime of leaf certificates kubeception issues, a duration such as `8760h` (kubeadm v1beta4's; default 8760h = 365 days). */
+  certificateValidityPeriod?: string;
+  /** Lifetime of the CAs it creates (kubeadm v1beta4's; default 87600h = 10 years). Existing CAs are never replaced. */
+  caCertificateValidityPeriod?: string;
+  /** `run bootstrap` re-issues a leaf that expires within this duration (default 2160h = 90 days, as k3s). */
+  certificateRenewalWindow?: string;
   /** The in-cluster join service: the kubeception image to run (default `localhost/kubeception:v0.1.0`). */
   joinService?: { image?: string };
 }
@@ -118,4 +124,10 @@ export interface ResolvedConfig {
   /** From `dns`: the CoreDNS image resolved (kubeadm's `GetDNSImage`). */
   dns: { disabled: boolean; image: string };
   proxy: { disabled: boolean };
+  /** From `certificateValidityPeriod`, in days (fractions allowed); absent: the certificate table's. */
+  certificateValidityDays?: number;
+  /** From `caCertificateValidityPeriod`, in days; absent: the certificate table's. */
+  caCertificateValidityDays?: number;
+  /** From `certificateRenewalWindow`, in days; absent: {@link DEFAULT_RENEWAL_WINDOW_DAYS}. */
+  certificateRenewBeforeDays?: number;
 }

@@ -8,7 +8,7 @@ import { InputError } from './errors.ts';
 import { didYouMean } from './util/suggest.ts';
 
 /** The CLI's commands. */
-export const COMMANDS = ['run', 'plan', 'init', 'token', 'serve-join', 'approve-csrs'] as const;
+export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'reset', 'serve-join', 'approve-csrs'] as const;
 
 export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
@@ -21,6 +21,9 @@ export const USAGE = `usage:
   kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
   kubeception token list [--output json]
   kubeception token delete ID
+  kubeception certs check-expiration [--output json]
+  kubeception certs renew all|NAME
+  kubeception reset [--dry-run] [--keep-etcd-data] [--output json]
   kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
   kubeception approve-csrs                                                   (inside the cluster)
   kubeception --version | --help

@@ -20,6 +20,7 @@
  * @see https://github.com/kubernetes-retired/bootkube/blob/master/Documentation/design-principles.md
  * @see https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { V1ClusterRoleBinding, V1DaemonSet, V1Deployment, V1PodTemplateSpec, V1Probe } from '@kubernetes/client-node';
 import { CLUSTER_ADMINS_GROUP } from '../lib/pki/certs.ts';
@@ -69,13 +70,18 @@ const metadata = (name: string) => ({ name, namespace: NAMESPACE, labels: compon
 const selector = (component: string) => ({ matchLabels: { component, tier: 'control-plane' } });
 const surge = () => ({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
 
+/** Seconds a surge kube-apiserver pod must stay ready before the old one is removed. */
+export const APISERVER_MIN_READY_SECONDS = 30;
+
 /** The kube-apiserver DaemonSet: probes `/livez`, `/readyz` on `advertiseAddress:bindPort`. */
 export function apiServerDaemonSet(config: ResolvedConfig): Manifest<V1DaemonSet> {
   const port = controlPlanePorts(config).selfHosted.apiServer;
   const host = probeHost(config.apiServer.extraArgs, config.localAPIEndpoint.advertiseAddress);
   const args = apiServerFlags(config, inSecret, port, 'self-hosted');
   const template = podTemplate(config, 'kube-apiserver', args, (kind) => httpsProbe(kind, host, port, kind === 'readiness' ? '/readyz' : '/livez'));
-  return { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: metadata('kube-apiserver'), spec: { selector: selector('kube-apiserver'), updateStrategy: surge(), template } };
+  // minReadySeconds: a surge pod's probes may be answered by the old instance (shared port), so give
+  // the new one time to listen before the old one is removed.
+  return { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: metadata('kube-apiserver'), spec: { selector: selector('kube-apiserver'), updateStrategy: surge(), minReadySeconds: APISERVER_MIN_READY_SECONDS, template } };
 }
 
 /** A one-replica Deployment of a controller; probes `/healthz` on its port. */
@@ -124,12 +130,28 @@ export function clusterAdminsBinding(): Manifest<V1ClusterRoleBinding> {
  * @throws ConfigError `config-invalid` if an `extraArgs` section sets a reserved flag (see `RESERVED_FLAGS`).
  */
 export function selfHostedObjects(config: ResolvedConfig, secrets: SelfHostedSecrets): ManifestObject[] {
+  const secretObjects = selfHostedSecrets(config, secrets);
+  const digest = (name: string) => createHash('sha256').update(JSON.stringify(secretObjects.find((s) => s.metadata.name === name)?.data ?? {})).digest('hex');
   return [
     ...selfHostedServiceAccounts(),
     clusterAdminsBinding(),
-    ...selfHostedSecrets(config, secrets),
-    apiServerDaemonSet(config),
-    controllerManagerDeployment(config),
-    schedulerDeployment(config),
+    ...secretObjects,
+    withSecretDigest(apiServerDaemonSet(config), digest('kube-apiserver')),
+    withSecretDigest(controllerManagerDeployment(config), digest('kube-controller-manager')),
+    withSecretDigest(schedulerDeployment(config), digest('kube-scheduler')),
   ];
+}
+
+/** Annotation on each self-hosted pod template: SHA-256 of its Secret's data. */
+export const SECRET_DIGEST = 'kubeception.io/secret-sha256';
+
+/**
+ * Puts the Secret's digest on the pod template, so a changed Secret (renewed certificates) rolls the
+ * workload (surge: the old pod serves until the new one is ready) instead of leaving pods on
+ * certificates they loaded at start.
+ */
+function withSecretDigest<T extends Manifest<V1DaemonSet> | Manifest<V1Deployment>>(o: T, digest: string): T {
+  const t = o.spec!.template;
+  t.metadata = { ...t.metadata, annotations: { ...t.metadata?.annotations, [SECRET_DIGEST]: digest } };
+  return o;
 }

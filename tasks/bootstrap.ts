@@ -6,7 +6,7 @@
  * preflight → certs → kubeconfig → etcd → kubelet-config → bootstrap-control-plane → kubelet-start →
  * wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
  * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane →
- * addon/kube-proxy → addon/flannel → addon/coredns → bootstrap-token → join-service
+ * apiserver-recovery → addon/kube-proxy → addon/flannel → addon/coredns → bootstrap-token → join-service
  */
 import { step, task } from 'kubeception/dsl';
 import {
@@ -21,6 +21,7 @@ import {
   ensureJoinService,
   ensureKubeconfigs,
   ensureKubeletConfig,
+  ensureRecovery,
   markControlPlane,
   networkChecks,
   noPodNetwork,
@@ -73,6 +74,11 @@ export default task('bootstrap', [
     .title('remove-bootstrap-control-plane: delete the bootstrap static pods')
     .skipIf(selfHostedServing)
     .run(removeBootstrapControlPlane),
+  step('apiserver-recovery')
+    .needs('remove-bootstrap-control-plane')
+    .title('apiserver-recovery: last-known-good kube-apiserver static pod and its watcher unit')
+    .timeout(180_000)
+    .run(ensureRecovery),
   step('addon/kube-proxy').needs('remove-bootstrap-control-plane').title('addon/kube-proxy: the kube-proxy DaemonSet').skipIf(disabledEarlier('kube-proxy')).run(applyKubeProxy),
   step('addon/flannel').needs('addon/kube-proxy').title('addon/flannel: the pod network (flannel DaemonSet)').skipIf(disabledEarlier('flannel')).run(applyFlannel),
   step('addon/coredns').needs('addon/flannel').title('addon/coredns: CoreDNS and the kube-dns Service').skipIf(disabledEarlier('coredns')).run(applyCoreDNS),

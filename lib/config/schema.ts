@@ -42,6 +42,9 @@ const configSchema = z.strictObject({
     .optional(),
   ignorePreflightErrors: z.array(str).optional(),
   joinService: z.strictObject({ image: str.optional() }).optional(),
+  certificateValidityPeriod: str.optional(),
+  caCertificateValidityPeriod: str.optional(),
+  certificateRenewalWindow: str.optional(),
 });
 
 const absPath = z.string().startsWith('/', 'must be an absolute path');

@@ -12,6 +12,7 @@
  *   network of the host's interfaces.
  * - bindPort, bootstrap bindPort: 1–65535 and different.
  */
+import { parseDuration } from '../join/token.ts';
 import { ConfigError } from '../errors.ts';
 import { cidrsOverlap, ipFamily, isIP, networkOf, normalizeIP, parseCidr, type Cidr } from '../net/cidr.ts';
 import { RESERVED_FLAGS } from '../../manifests/flags.ts';
@@ -192,7 +193,20 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
   if (cfg.controlPlaneEndpoint !== undefined && !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/i.test(cfg.controlPlaneEndpoint)) bad('controlPlaneEndpoint', file, `"${cfg.controlPlaneEndpoint}" is not host[:port]`, 'give a DNS name or IP with an optional port and no scheme, e.g. cp.example.com:6443');
   const imageRepository = cfg.imageRepository ?? C.DEFAULT_IMAGE_REPOSITORY;
   const addons = resolveAddons(cfg, { kubernetesVersion, imageRepository, podSubnet, serviceSubnet }, file);
+  const days = (field: 'certificateValidityPeriod' | 'caCertificateValidityPeriod' | 'certificateRenewalWindow') => {
+    const v = cfg[field];
+    if (v === undefined) return undefined;
+    const ms = parseDuration(v);
+    if (!ms) bad(field, file, `"${v}" is not a positive duration`, 'use hours, minutes and seconds, e.g. 8760h, 90m or 1h30m');
+    return ms / 86_400_000;
+  };
+  const certificateValidityDays = days('certificateValidityPeriod');
+  const caCertificateValidityDays = days('caCertificateValidityPeriod');
+  const certificateRenewBeforeDays = days('certificateRenewalWindow');
   return {
+    ...(certificateValidityDays !== undefined && { certificateValidityDays }),
+    ...(caCertificateValidityDays !== undefined && { caCertificateValidityDays }),
+    ...(certificateRenewBeforeDays !== undefined && { certificateRenewBeforeDays }),
     distro,
     kubernetesVersion,
     nodeName,

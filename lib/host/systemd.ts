@@ -17,6 +17,8 @@ export interface Systemd {
   reload(): Promise<void>;
   /** `systemctl enable UNIT…`; returns true if a symlink changed. */
   enable(units: string[]): Promise<boolean>;
+  /** `systemctl disable UNIT…`; returns true if a symlink changed. Optional for test doubles. */
+  disable?(units: string[]): Promise<boolean>;
   /** Starts (`mode` `start`) or restarts a unit and waits for its job. @throws UnitError if the job fails. */
   start(unit: string, opts?: { restart?: boolean; timeoutMs?: number }): Promise<void>;
   /** Stops a unit and waits for its job. */
@@ -108,6 +110,13 @@ export class DbusSystemd implements Systemd {
     return (changes as unknown[]).length > 0;
   }
 
+  async disable(units: string[]): Promise<boolean> {
+    // DisableUnitFiles has one out argument: the list of changes itself.
+    const changes = (await this.call(`disable ${units.join(' ')}`, (m) => m.DisableUnitFiles!(units, false))) as unknown[];
+    if (changes.length) await this.reload();
+    return changes.length > 0;
+  }
+
   /**
    * Runs the job, then watches the unit for `settleMs` (default 1 500): it must be `active` and must
    * not have restarted. A unit that exits at once and is restarted by systemd (`activating
@@ -189,7 +198,7 @@ export class DbusSystemd implements Systemd {
 
 /** An action a {@link DryRunSystemd} recorded instead of performing. */
 export interface PlannedUnitAction {
-  op: 'reload' | 'enable' | 'start' | 'restart' | 'stop';
+  op: 'reload' | 'enable' | 'disable' | 'start' | 'restart' | 'stop';
   unit?: string;
 }
 
@@ -202,6 +211,10 @@ export class DryRunSystemd implements Systemd {
   }
   async enable(units: string[]) {
     for (const unit of units) this.planned.push({ op: 'enable', unit });
+    return true;
+  }
+  async disable(units: string[]) {
+    for (const unit of units) this.planned.push({ op: 'disable', unit });
     return true;
   }
   async start(unit: string, opts: { restart?: boolean } = {}) {

@@ -22,13 +22,24 @@ export interface TokenKubeconfigSpec {
   token: string;
 }
 
+/**
+ * A kubeconfig whose client certificate and key are one PEM file the kubelet rotates
+ * (`<kubeletConfigDir>/pki/kubelet-client-current.pem`), never inline data (kubeadm#1317).
+ */
+export interface FileKubeconfigSpec {
+  server: string;
+  caPem: string;
+  user: string;
+  certFile: string;
+}
+
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: unknown) => (typeof s === 'string' ? Buffer.from(s, 'base64').toString('utf8') : undefined);
 
 /** Renders a kubeconfig as YAML. */
-export function renderKubeconfig(k: KubeconfigSpec | TokenKubeconfigSpec): string {
+export function renderKubeconfig(k: KubeconfigSpec | TokenKubeconfigSpec | FileKubeconfigSpec): string {
   const context = `${k.user}@kubernetes`;
-  const user = 'token' in k ? { token: k.token } : { 'client-certificate-data': b64(k.certPem), 'client-key-data': b64(k.keyPem) };
+  const user = 'token' in k ? { token: k.token } : 'certFile' in k ? { 'client-certificate': k.certFile, 'client-key': k.certFile } : { 'client-certificate-data': b64(k.certPem), 'client-key-data': b64(k.keyPem) };
   return toYaml({
     apiVersion: 'v1',
     kind: 'Config',

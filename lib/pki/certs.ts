@@ -160,7 +160,8 @@ export interface KeyPairSpec {
 }
 
 function resolveLeaf(def: LeafDef, config: ResolvedConfig): LeafSpec {
-  const { kind, name, longName, caName, validityDays } = def;
+  const { kind, name, longName, caName } = def;
+  const validityDays = config.certificateValidityDays ?? def.validityDays;
   return {
     kind, name, longName, caName, validityDays,
     commonName: typeof def.commonName === 'string' ? def.commonName : def.commonName(config),
@@ -178,7 +179,7 @@ function resolveLeaf(def: LeafDef, config: ResolvedConfig): LeafSpec {
 export function certSpecs(config: ResolvedConfig): (CaSpec | FileLeafSpec)[] {
   const dir = config.certificatesDir;
   const paths = (name: string) => ({ certPath: join(dir, `${name}.crt`), keyPath: join(dir, `${name}.key`) });
-  return CERT_TABLE.map((def) => (def.kind === 'ca' ? { ...def, ...paths(def.name) } : { ...resolveLeaf(def, config), ...paths(def.name) }));
+  return CERT_TABLE.map((def) => (def.kind === 'ca' ? { ...def, validityDays: config.caCertificateValidityDays ?? def.validityDays, ...paths(def.name) } : { ...resolveLeaf(def, config), ...paths(def.name) }));
 }
 
 /** {@link KUBECONFIG_CLIENT_TABLE} resolved against `config` (no paths). */

@@ -6,6 +6,11 @@ import { reconcilePki } from '../pki/reconcile.ts';
 import { certSpecs } from '../pki/certs.ts';
 import { loadCa } from '../pki/leaf.ts';
 import type { KubeceptionError } from '../errors.ts';
+import { DEFAULT_RENEWAL_WINDOW_DAYS } from '../constants.ts';
+import type { ResolvedConfig } from '../types.ts';
+
+/** Leaves expiring within this many days are re-issued by `run bootstrap` (`certificateRenewalWindow`). */
+export const renewalWindowDays = (config: ResolvedConfig) => config.certificateRenewBeforeDays ?? DEFAULT_RENEWAL_WINDOW_DAYS;
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { Check } from './preflight.ts';
@@ -36,7 +41,7 @@ export const pkiPreflightCheck: Check = {
 
 /** The `certs` step body: reconcile the PKI and report what changed. */
 export async function reconcileCerts(ctx: Context): Promise<StepOutcome> {
-  const report = await reconcilePki(ctx.config, ctx.files);
+  const report = await reconcilePki(ctx.config, ctx.files, { renewBeforeDays: renewalWindowDays(ctx.config) });
   ctx.state.pki = report.entries;
   for (const e of report.entries) if (e.action !== 'kept') ctx.log.info(`${e.name}: ${e.action} (${e.reason})`);
   const count = (a: string) => report.entries.filter((e) => e.action === a).length;

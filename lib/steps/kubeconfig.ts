@@ -11,10 +11,14 @@
  */
 import { join } from 'node:path';
 import { HostStateError } from '../errors.ts';
-import { kubeconfigClientSpecs } from '../pki/certs.ts';
+import { kubeconfigClientSpecs, type LeafSpec } from '../pki/certs.ts';
+import { anyCertFacts, anyCertSignedBy } from '../pki/any-cert.ts';
+import type { PkiError } from '../pki/errors.ts';
+import { kubeletClientCurrent, readKubeletClient, writeKubeletClient } from './kubelet-client.ts';
 import { reconcileLeaf } from '../pki/reconcile.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
+import { renewalWindowDays } from './certs.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import { crashPoint } from '../crash.ts';
@@ -42,16 +46,19 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
     admin: [[paths.admin, urls.final], [paths.bootstrapAdmin, urls.bootstrap]],
     'controller-manager': [[paths.controllerManager, urls.final], [paths.bootstrapControllerManager, urls.bootstrap]],
     scheduler: [[paths.scheduler, urls.final], [paths.bootstrapScheduler, urls.bootstrap]],
-    kubelet: [[paths.kubelet, '']],
   };
   const done: string[] = [];
   for (const spec of kubeconfigClientSpecs(config)) {
+    if (spec.name === 'kubelet') {
+      if (await ensureKubeletKubeconfig(ctx, spec, caPem, caKeyPem)) done.push(paths.kubelet);
+      continue;
+    }
     const [primary] = targets[spec.name]!;
     const existingText = await files.read(primary![0]);
     const existing = existingText ? parseKubeconfig(existingText, primary![0]) : {};
     // An unreadable file may still hold the only copy of a key: refuse rather than issue a new one.
     if (existing.error) throw unreadableKubeconfig(primary![0], existing.error);
-    const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, { certPem: caPem, keyPem: caKeyPem }, config);
+    const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, { certPem: caPem, keyPem: caKeyPem }, config, { renewBeforeDays: renewalWindowDays(config) });
     if (leaf.action !== 'kept') ctx.log.info(`${spec.name}: client certificate ${leaf.action} (${leaf.reason})`);
     for (const [path, server] of targets[spec.name]!) {
       const current = path === primary![0] ? existing.server : undefined;
@@ -64,4 +71,33 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
   }
   crashPoint('kubelet-kubeconfig-written');
   return { changed: done.length > 0, detail: done.length ? `${done.length} written` : 'all up to date' };
+}
+
+/**
+ * The kubelet's kubeconfig: names the rotating client certificate file (lib/steps/kubelet-client.ts),
+ * whose certificate is reconciled like any leaf (a valid one the kubelet rotated itself is kept).
+ * Keeps its server if it names the bootstrap or final apiserver, else the bootstrap one.
+ * @returns true if the kubeconfig or the certificate changed.
+ */
+async function ensureKubeletKubeconfig(ctx: Context, spec: LeafSpec, caPem: string, caKeyPem: string): Promise<boolean> {
+  const { config } = ctx;
+  const urls = apiserverUrls(config);
+  const existing = await readKubeletClient(ctx);
+  const ca = { certPem: caPem, keyPem: caKeyPem };
+  const opts = { renewBeforeDays: renewalWindowDays(config) };
+  const leaf = await reconcileLeaf(spec, { certPem: existing.certPem, keyPem: existing.keyPem }, ca, config, opts).catch(async (err) => {
+    // A certificate the kubelet rotated itself has a key of its choice (ECDSA): keep it while it is
+    // valid beyond the window (the kubelet renews it by CSR); otherwise issue one for a new key.
+    if (!['pki-bad-key', 'pki-bad-cert'].includes((err as PkiError).code) || !existing.certPem) throw err;
+    const info = anyCertFacts(existing.certPem, kubeletClientCurrent(config));
+    const fresh = info.commonName === spec.commonName && anyCertSignedBy(existing.certPem, caPem) && info.notAfter.getTime() - Date.now() > opts.renewBeforeDays * 86_400_000;
+    return fresh ? { certPem: existing.certPem, keyPem: existing.keyPem!, action: 'kept' as const, reason: 'rotated by the kubelet' } : reconcileLeaf(spec, {}, ca, config, opts);
+  });
+  if (leaf.action !== 'kept') ctx.log.info(`kubelet: client certificate ${leaf.action} (${leaf.reason})`);
+  const certChanged = await writeKubeletClient(ctx, leaf.certPem, leaf.keyPem);
+  const server = existing.server === urls.final || existing.server === urls.bootstrap ? existing.server : urls.bootstrap;
+  const text = renderKubeconfig({ server, caPem, user: spec.commonName, certFile: kubeletClientCurrent(config) });
+  // The running kubelet reads its kubeconfig only at start: a change owes it a restart (persisted).
+  const wrote = await writeThenPending(ctx, kubeconfigPaths(config).kubelet, text, { mode: 0o600, dirMode: 0o755 }, [kubeletRestart(ctx)]);
+  return wrote || certChanged;
 }

@@ -99,9 +99,10 @@ export async function pointKubelet(ctx: Context, which: Which): Promise<boolean>
   const path = kubeconfigPaths(ctx.config).kubelet;
   const text = await ctx.files.read(path);
   const k = text ? parseKubeconfig(text, path) : {};
-  if (!k.caPem || !k.certPem || !k.keyPem || !k.user)
+  if (!k.caPem || !k.user || (!k.certFile && (!k.certPem || !k.keyPem)))
     throw new HostStateError('kubeconfig-invalid', { what: path, why: 'the kubelet kubeconfig lacks credentials', fix: 'run the kubeconfig step' });
-  const next = renderKubeconfig({ server: apiserverUrls(ctx.config)[which], caPem: k.caPem, user: k.user, certPem: k.certPem, keyPem: k.keyPem });
+  const server = apiserverUrls(ctx.config)[which];
+  const next = k.certFile ? renderKubeconfig({ server, caPem: k.caPem, user: k.user, certFile: k.certFile }) : renderKubeconfig({ server, caPem: k.caPem, user: k.user, certPem: k.certPem!, keyPem: k.keyPem! });
   return writeThenPending(ctx, path, next, { mode: 0o600 }, [kubeletRestart(ctx)]);
 }
 

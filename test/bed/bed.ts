@@ -180,6 +180,15 @@ mount --bind "$1" "$2"
     await stopHost(this.s, timeoutMs);
   }
 
+  /**
+   * A power cut: SIGKILL to the host's PID 1, so every process of the host (systemd, etcd, containerd,
+   * the kubelet, every container) dies at once with no clean shutdown; then nspawn. Files stay (the disk
+   * tmpfs), `/run` and `/tmp` inside are gone on the next start(), as after a real power loss.
+   */
+  async powerCut(): Promise<void> {
+    await stopHost(this.s, 0);
+  }
+
   /** Boots the stopped host again from the same upper dir (a reboot keeps its files). */
   async start(bootTimeoutMs = 60_000): Promise<void> {
     if (this.running) return;

@@ -3,13 +3,13 @@
  *
  *   npx tsx test/bed/host.ts up NAME [--ip 10.250.0.X] [--hostname H] [--kubelet [--cni bed|none] [--kubeception-image]]
  *   npx tsx test/bed/host.ts exec NAME [--cwd DIR] -- cmd args…     (exit code = the command's)
- *   npx tsx test/bed/host.ts stop NAME | start NAME | down NAME | down-all | list
+ *   npx tsx test/bed/host.ts stop NAME | power-cut NAME | start NAME | down NAME | down-all | list
  */
 import { bootHost, destroyAllHosts, getHost, listHosts } from './bed.ts';
 
 const USAGE = `usage: host.ts up NAME [--ip 10.250.0.X] [--hostname H] [--kubelet [--cni bed|none] [--kubeception-image]]
        host.ts exec NAME [--cwd DIR] -- cmd args…
-       host.ts stop NAME | start NAME | down NAME | down-all | list`;
+       host.ts stop NAME | power-cut NAME | start NAME | down NAME | down-all | list`;
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -57,6 +57,9 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'stop':
       await mustGet(rest[0]).stop();
+      return 0;
+    case 'power-cut':
+      await mustGet(rest[0]).powerCut();
       return 0;
     case 'start':
       await mustGet(rest[0]).start();

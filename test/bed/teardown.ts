@@ -11,11 +11,15 @@ import { BED_ROOT, diskDir, type HostState, HOSTS_DIR, hostDir, listStates, read
 
 const SIGRTMIN_3 = 37;
 
-/** Powers the host off (SIGRTMIN+3 to its systemd; SIGKILL after timeoutMs); keeps its files. */
+/**
+ * Powers the host off (SIGRTMIN+3 to its systemd; SIGKILL after timeoutMs); keeps its files.
+ * `timeoutMs: 0` is a power cut: SIGKILL to the host's PID 1 at once, which the kernel turns into a
+ * SIGKILL of every process in the host's PID namespace (containers included), with no clean shutdown.
+ */
 export async function stopHost(s: HostState, timeoutMs: number): Promise<void> {
   if (alive(s.pid1)) {
-    signal(s.pid1, SIGRTMIN_3);
-    if (!(await waitFor(() => !alive(s.nspawn) && !alive(s.pid1), timeoutMs, 50))) {
+    if (timeoutMs > 0) signal(s.pid1, SIGRTMIN_3);
+    if (timeoutMs === 0 || !(await waitFor(() => !alive(s.nspawn) && !alive(s.pid1), timeoutMs, 50))) {
       signal(s.pid1, 'SIGKILL'); // kills the host's whole PID namespace
       await waitFor(() => !alive(s.pid1), 5_000, 50);
     }

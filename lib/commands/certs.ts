@@ -1,0 +1,106 @@
+/**
+ * `kubeception certs check-expiration [--output json]` and `kubeception certs renew all|NAME`.
+ *
+ * check-expiration prints kubeadm's two tables (certificates, then CAs) over every certificate
+ * kubeception issued (lib/pki/expiry.ts); JSON is kubeadm's `CertificateExpirationInfo` shape.
+ * renew re-issues for the same keys (lib/pki/renew.ts), re-applies the self-hosted Secrets and the
+ * join service, then rolls what reads them with a surge rollout (the new kube-apiserver binds the
+ * port beside the old one, SO_REUSEPORT), restarts the kubelet if its kubeconfig changed, and
+ * refreshes the recovery manifest. Secret bytes are never printed.
+ * @see https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-certs/
+ */
+import { ExitCode } from '../errors.ts';
+import { cluster, probeApiserver } from '../k8s/apiserver.ts';
+import { expiryReport, type ExpiryEntry, type ExpiryReport } from '../pki/expiry.ts';
+import { renewHostCertificates, selectNames } from '../pki/renew.ts';
+import { selfHostedManifests } from '../steps/self-hosted.ts';
+import { ensureJoinService } from '../steps/join-service.ts';
+import { renderRecoveryManifest } from '../steps/recovery.ts';
+import { rollAndWait } from '../k8s/rollout.ts';
+import { makeContext, realBackends } from '../runtime.ts';
+import type { ResolvedConfig } from '../types.ts';
+
+type Args = Record<string, unknown>;
+interface IO {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/** kubeadm's `Jan 02, 2006 15:04 UTC`. */
+const date = (d: Date) => `${MONTHS[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, '0')}, ${d.getUTCFullYear()} ${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')} UTC`;
+
+/** apimachinery's `duration.ShortHumanDuration`, which kubeadm prints as RESIDUAL TIME. */
+export function shortHumanDuration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < -1) return '<invalid>';
+  if (s < 0) return '0s';
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+  if (s < 86_400 * 365) return `${Math.floor(s / 86_400)}d`;
+  return `${Math.floor(s / (86_400 * 365))}y`;
+}
+
+function table(rows: string[][]): string {
+  const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i]! + 3))).join('').trimEnd()).join('\n');
+}
+
+/** The two tables, as kubeadm prints them. */
+export function formatExpiry(r: ExpiryReport, now = new Date()): string {
+  const exp = (e: ExpiryEntry) => (e.missing ? ['!MISSING!', ''] : [date(e.notAfter!), shortHumanDuration(e.notAfter!.getTime() - now.getTime())]);
+  const yn = (b: boolean) => (b ? 'yes' : 'no');
+  const certs = [['CERTIFICATE', 'EXPIRES', 'RESIDUAL TIME', 'CERTIFICATE AUTHORITY', 'EXTERNALLY MANAGED'], ...r.certificates.map((e) => [e.name, ...exp(e), e.authority, yn(e.externallyManaged)])];
+  const cas = [['CERTIFICATE AUTHORITY', 'EXPIRES', 'RESIDUAL TIME', 'EXTERNALLY MANAGED'], ...r.authorities.map((e) => [e.name, ...exp(e), yn(e.externallyManaged)])];
+  return `${table(certs)}\n\n${table(cas)}\n`;
+}
+
+/** kubeadm's JSON shape (residualTime in nanoseconds, as Go's Duration), plus `source`. */
+export function expiryJson(r: ExpiryReport, now = new Date()) {
+  const row = (e: ExpiryEntry) => ({
+    name: e.name, source: e.source, expirationDate: e.notAfter?.toISOString() ?? null,
+    residualTime: e.notAfter ? (e.notAfter.getTime() - now.getTime()) * 1_000_000 : 0,
+    ...(e.authority && { certificateAuthority: e.authority }), externallyManaged: e.externallyManaged, missing: e.missing,
+  });
+  return { kind: 'CertificateExpirationInfo', apiVersion: 'kubeception.io/v1alpha1', certificates: r.certificates.map(row), certificateAuthorities: r.authorities.map(row) };
+}
+
+/** `kubeception certs <sub>`. @returns the exit code. */
+export async function certsCommand(sub: string | undefined, name: string | undefined, args: Args, config: ResolvedConfig, packageDir: string, io: IO): Promise<number> {
+  const hb = realBackends();
+  const ctx = makeContext({ config, options: { ignorePreflightErrors: new Set(), addSecret: () => {} }, backends: hb, log: { info: (m) => io.stdout(`${m}\n`), warn: (m) => io.stderr(`warning: ${m}\n`) }, signal: new AbortController().signal, packageDir, step: 'certs' });
+  try {
+    if (sub === 'check-expiration') {
+      const api = (await probeApiserver(ctx, 'final')) === undefined ? await cluster(ctx, 'final') : undefined;
+      const report = await expiryReport(config, hb.files, api);
+      io.stdout(args.output === 'json' ? `${JSON.stringify(expiryJson(report))}\n` : formatExpiry(report));
+      if (!api) io.stderr('note: the apiserver does not answer; the self-hosted Secrets were not checked\n');
+      return ExitCode.ok;
+    }
+    if (sub !== 'renew') throw new (await import('../errors.ts')).InputError('usage', { what: `certs ${sub ?? ''}`.trim(), why: 'unknown certs subcommand', fix: 'use `kubeception certs check-expiration` or `kubeception certs renew all|NAME`' });
+    const names = selectNames(ctx, name);
+    const renewed = await renewHostCertificates(ctx, names);
+    io.stdout(`renewed on the host: ${renewed.join(', ')}\n`);
+    if ((await probeApiserver(ctx, 'final')) !== undefined) {
+      io.stderr('warning: the apiserver does not answer: the self-hosted Secrets were not updated; run `kubeception run bootstrap` once it serves\n');
+      return ExitCode.ok;
+    }
+    const api = await cluster(ctx, 'final');
+    const changed = await api.apply(await selfHostedManifests(ctx));
+    if (renewed.includes('kubeception-join') || renewed.includes('apiserver')) await ensureJoinService(ctx);
+    io.stdout(`updated: ${changed.filter((r) => r.startsWith('Secret')).join(', ') || 'no Secret changed'}\n`);
+    // The Secrets' digests on the pod templates roll the control plane; the join service is restarted.
+    const rolled = await rollAndWait(ctx, api, [['DaemonSet', 'kube-apiserver'], ['Deployment', 'kube-controller-manager'], ['Deployment', 'kube-scheduler'], ['Deployment', 'kubeception-join']], { rolling: new Set(changed) });
+    io.stdout(`rolled: ${rolled.join(', ')}\n`);
+    if (renewed.includes('kubelet.conf')) {
+      await ctx.systemd.start(config.distro.units.kubelet, { restart: true });
+      io.stdout('restarted the kubelet\n');
+    }
+    await renderRecoveryManifest(ctx);
+    io.stdout('Done renewing certificates. The renewed certificates are in use.\n');
+    return ExitCode.ok;
+  } finally {
+    hb.close();
+  }
+}

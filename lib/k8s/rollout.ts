@@ -1,0 +1,54 @@
+/**
+ * Restarting workloads the way `kubectl rollout restart` does (the pod template annotation
+ * `kubectl.kubernetes.io/restartedAt`) and waiting until each rollout is complete: the controller
+ * observed the change, every pod is updated and available, and no old pod is left. The self-hosted
+ * workloads surge (maxSurge 1, maxUnavailable 0), so the old pod serves until the new one is ready.
+ */
+import { TimeoutError } from '../errors.ts';
+import { pollUntil } from '../util/poll.ts';
+import type { Cluster, KubernetesObject } from './client.ts';
+import type { Context } from '../context.ts';
+
+type Kind = 'DaemonSet' | 'Deployment';
+interface Workload extends KubernetesObject {
+  spec?: { replicas?: number };
+  status?: Record<string, number | undefined>;
+}
+
+/** True when the rollout of `w` is complete. */
+export function rolledOut(kind: Kind, w: Workload): boolean {
+  const s = w.status ?? {};
+  if ((s.observedGeneration ?? 0) < (w.metadata?.generation ?? 0)) return false;
+  if (kind === 'DaemonSet') {
+    const want = s.desiredNumberScheduled ?? 0;
+    return s.updatedNumberScheduled === want && s.numberAvailable === want && (s.numberUnavailable ?? 0) === 0 && (s.currentNumberScheduled ?? want) === want;
+  }
+  const want = w.spec?.replicas ?? 1;
+  return s.updatedReplicas === want && s.availableReplicas === want && s.replicas === want;
+}
+
+/**
+ * Restarts each existing workload in `targets` (kube-system), one after the other, waiting for each
+ * (reads that fail while the apiserver itself rolls count as "not yet").
+ * @returns the `Kind/name` of the workloads restarted (absent ones are skipped).
+ * @throws TimeoutError `rollout-timeout` naming the workload.
+ */
+export async function rollAndWait(ctx: Pick<Context, 'signal'>, api: Cluster, targets: [Kind, string][], opts: { rolling?: ReadonlySet<string>; timeoutMs?: number } = {}): Promise<string[]> {
+  const timeoutMs = opts.timeoutMs ?? 300_000;
+  const done: string[] = [];
+  for (const [kind, name] of targets) {
+    const ref = { apiVersion: 'apps/v1', kind, metadata: { name, namespace: 'kube-system' } };
+    const exists = await pollUntil(() => api.read(ref).then((o) => (o ? 'yes' : 'no'), () => undefined), { timeoutMs: 60_000, intervalMs: 1_000, signal: ctx.signal });
+    if (exists !== 'yes') continue;
+    // A workload whose template just changed (`opts.rolling`, as `Kind/namespace/name`) is already rolling: only wait.
+    if (!opts.rolling?.has(`${kind}/kube-system/${name}`))
+      await pollUntil(() => api.patch(ref, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } }).then(() => true, () => undefined), { timeoutMs: 60_000, intervalMs: 1_000, signal: ctx.signal });
+    const ok = await pollUntil(async () => {
+      const w = await api.read<Workload>(ref).catch(() => undefined);
+      return w && rolledOut(kind, w) ? true : undefined;
+    }, { timeoutMs, intervalMs: 1_000, signal: ctx.signal });
+    if (!ok) throw new TimeoutError('rollout-timeout', { what: `${kind} kube-system/${name}`, why: `the restart did not complete within ${timeoutMs / 1000} s`, fix: `check its pods: kubectl -n kube-system get pods -l component=${name}` });
+    done.push(`${kind}/${name}`);
+  }
+  return done;
+}

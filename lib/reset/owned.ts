@@ -1,0 +1,80 @@
+/**
+ * What kubeception (and the cluster it ran on this host) leaves on a host, as data: the files and
+ * directory trees it wrote, the directories it scans for foreign files, its units, processes,
+ * ports, and the name patterns of its links, network namespaces and netfilter chains. `kubeception
+ * reset` removes exactly these and reports anything of them that remains; anything else found in
+ * the scanned directories is *foreign*: reported, never deleted.
+ * @see kubernetes/cmd/kubeadm/app/cmd/phases/reset/cleanupnode.go (what kubeadm reset removes)
+ */
+import { join } from 'node:path';
+import { KUBECONFIG, KUBELET_CONFIG, KUBELET_KUBECONFIG } from '../constants.ts';
+import { certSpecs, saKeyPairSpec } from '../pki/certs.ts';
+import type { ResolvedConfig } from '../types.ts';
+
+/** Process names (`comm`, at most 15 characters) of components a kubeception host runs. */
+export const OWN_PROCESSES = ['kubelet', 'kube-apiserver', 'kube-controller', 'kube-scheduler', 'kube-proxy', 'etcd', 'flanneld', 'coredns'];
+/** Command-line fragments of kubeception's own processes (the join service, the recovery watcher). */
+export const OWN_COMMANDS = ['kubeception.js serve-join', 'kubeception serve-join', 'recovery/watch.sh'];
+/** Listening TCP ports of the components (apiservers, etcd, kubelet, controllers, kube-proxy). */
+export const OWN_PORTS = [6443, 6444, 2379, 2380, 2381, 10248, 10249, 10250, 10256, 10257, 10259, 10357, 10359];
+/** Links the CNI plugins, flannel and kube-proxy create. */
+export const OWN_LINK = /^(cni0|flannel[.\w-]*|veth[0-9a-f]+|kube-ipvs0|kube-bridge|kube-dummy-if|nodelocaldns)$/;
+/** Network namespaces of pods (containerd's CRI names them `cni-<uuid>`). */
+export const OWN_NETNS = /^cni-[0-9a-f-]+$/;
+/** iptables chains of kube-proxy, the CNI plugins (portmap, bridge masquerade) and flannel. */
+export const OWN_CHAIN = /^(KUBE-|CNI-|FLANNEL)/;
+/** nftables tables kube-proxy (nftables mode) and flannel create. */
+export const OWN_NFT_TABLE = /^(kube-proxy|flannel)/;
+/** kubeception's own unit (the kubelet's and etcd's unit files are the distro's: stopped and disabled only). */
+export { RECOVERY_UNIT } from '../steps/recovery.ts';
+import { RECOVERY_UNIT } from '../steps/recovery.ts';
+
+/** A path kubeception owns: one file, or a whole directory tree (removed recursively, one file system). */
+export interface OwnedPath {
+  path: string;
+  tree?: boolean;
+}
+
+/** The paths kubeception wrote or caused (kubelet and CNI state of this cluster's pods). */
+export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
+  const p = config.distro.paths;
+  const pki = certSpecs(config).flatMap((s) => [s.certPath, s.keyPath]);
+  const sa = saKeyPairSpec(config);
+  const kubelet = p.kubeletConfigDir;
+  const files = [
+    ...pki, sa.keyPath, sa.publicKeyPath,
+    ...['crt', 'key'].map((ext) => join(config.certificatesDir, `kubeception-join.${ext}`)),
+    ...Object.values(KUBECONFIG).flatMap((f) => [join(p.secretsDir, f), join(p.secretsDir, `bootstrap-${f}`)]),
+    ...['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => join(p.staticPodPath, `bootstrap-${c}.yaml`)),
+    join(p.staticPodPath, 'recovery-kube-apiserver.yaml'),
+    join(kubelet, KUBELET_CONFIG), join(kubelet, KUBELET_KUBECONFIG), join(kubelet, 'bootstrap-kubeconfig'),
+    ...['cpu_manager_state', 'memory_manager_state', 'dra_manager_state'].map((f) => join(kubelet, f)),
+    join(p.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf'),
+    join(p.systemdDir, RECOVERY_UNIT),
+  ];
+  const trees = [
+    join(p.secretsDir, 'recovery'),
+    ...['pki', 'pods', 'plugins', 'plugins_registry', 'pod-resources', 'checkpoints', 'device-plugins'].map((d) => join(kubelet, d)),
+    '/var/lib/cni', '/run/flannel', '/run/kubeception',
+  ];
+  return [...files.map((path) => ({ path })), ...trees.map((path) => ({ path, tree: true }))];
+}
+
+/** Directories scanned for files: each entry there is ours (see {@link isOwned}) or foreign. */
+export function scannedDirs(config: ResolvedConfig): string[] {
+  const p = config.distro.paths;
+  return [...new Set([p.secretsDir, config.certificatesDir, join(config.certificatesDir, 'etcd'), p.staticPodPath, p.kubeletConfigDir, join(p.systemdDir, `${config.distro.units.kubelet}.d`), '/etc/cni/net.d'])];
+}
+
+/** Whether `path` (absolute) is one of ours: an owned file, inside an owned tree, or a flannel CNI config. */
+export function isOwned(path: string, owned: readonly OwnedPath[]): boolean {
+  if (/^\/etc\/cni\/net\.d\/[^/]*flannel[^/]*$/.test(path)) return true;
+  return owned.some((o) => o.path === path || (o.tree && (path.startsWith(`${o.path}/`))));
+}
+
+/** Directories that are containers of our files, not files themselves: never reported as foreign. */
+export function structuralDirs(config: ResolvedConfig, owned: readonly OwnedPath[]): Set<string> {
+  const s = new Set(scannedDirs(config));
+  for (const o of owned) if (o.tree) s.add(o.path);
+  return s;
+}

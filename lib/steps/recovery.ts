@@ -1,0 +1,141 @@
+/**
+ * Self-recovery of the control plane on this node (bootstrap step `apiserver-recovery`): render the
+ * last-known-good kube-apiserver static pod from the live DaemonSet, and install the watcher unit
+ * that activates it when this node has no serving apiserver (after a power cut, or a deleted pod)
+ * and hands back to the self-hosted pod. Design: `manifests/recovery.ts`, `manifests/recovery-watcher.ts`.
+ *
+ * Host effects: `<secretsDir>/recovery/` (0700) holding `recovery-kube-apiserver.yaml` (0600), one
+ * directory per Secret/ConfigMap volume with its files (0600; stale files removed) and `watch.sh`
+ * (0700); `<systemdDir>/kubeception-recovery.service` (0644), daemon-reload, enabled, (re)started.
+ * Nothing is written into `staticPodPath` here: only the watcher does that.
+ */
+import { join } from 'node:path';
+import type { V1ConfigMap, V1DaemonSet, V1Secret } from '@kubernetes/client-node';
+import { HostStateError } from '../errors.ts';
+import { url } from '../net/cidr.ts';
+import { toYaml } from '../util/yaml.ts';
+import { pollUntil } from '../util/poll.ts';
+import { cluster } from '../k8s/apiserver.ts';
+import { NAMESPACE, probeHost } from '../../manifests/common.ts';
+import { projectedVolumes, RECOVERY_POD, recoveryStaticPod, type ProjectedVolume } from '../../manifests/recovery.ts';
+import { recoveryWatcherScript, recoveryWatcherUnit } from '../../manifests/recovery-watcher.ts';
+import type { Cluster } from '../k8s/client.ts';
+import type { Context } from '../context.ts';
+import type { StepOutcome } from '../dsl.ts';
+import type { ResolvedConfig } from '../types.ts';
+
+/** Flag of the watcher's once-per-boot cleanup (in /run, so a boot clears it). */
+export const RECOVERY_BOOT_FLAG = '/run/kubeception/recovery-boot-cleanup';
+
+/** The systemd unit of the watcher. */
+export const RECOVERY_UNIT = 'kubeception-recovery.service';
+
+/** Where the recovery files live. */
+export function recoveryPaths(config: ResolvedConfig) {
+  const dir = join(config.distro.paths.secretsDir, 'recovery');
+  return {
+    dir,
+    manifest: join(dir, `${RECOVERY_POD}.yaml`),
+    volumesDir: join(dir, 'volumes'),
+    script: join(dir, 'watch.sh'),
+    unit: join(config.distro.paths.systemdDir, RECOVERY_UNIT),
+    active: join(config.distro.paths.staticPodPath, `${RECOVERY_POD}.yaml`),
+  };
+}
+
+const KEY = /^[-._a-zA-Z0-9]+$/;
+
+/** A volume's files: Secret `data`, ConfigMap `data` + `binaryData`. @throws HostStateError if missing or a key is unsafe. */
+async function volumeFiles(api: Cluster, v: ProjectedVolume): Promise<Map<string, Uint8Array>> {
+  const obj = await api.read<V1Secret & V1ConfigMap>({ apiVersion: 'v1', kind: v.kind, metadata: { name: v.name, namespace: NAMESPACE } });
+  if (!obj) throw new HostStateError('recovery-volume-missing', { what: `${v.kind} ${NAMESPACE}/${v.name}`, why: 'the kube-apiserver DaemonSet mounts it but it does not exist', fix: 'run `kubeception run bootstrap` to re-apply the self-hosted control plane' });
+  const files = new Map<string, Uint8Array>();
+  const b64 = { ...(v.kind === 'Secret' ? obj.data : obj.binaryData) };
+  const text = v.kind === 'ConfigMap' ? { ...obj.data } : {};
+  for (const [k, val] of Object.entries(b64)) files.set(k, Buffer.from(val, 'base64'));
+  for (const [k, val] of Object.entries(text)) files.set(k, Buffer.from(val, 'utf8'));
+  for (const k of files.keys())
+    if (!KEY.test(k) || k.startsWith('..')) throw new HostStateError('recovery-volume-key', { what: `${v.kind} ${NAMESPACE}/${v.name} key "${k}"`, why: 'not a safe file name', fix: 'rename the key' });
+  return files;
+}
+
+/** The DaemonSet once its rollout is complete (every scheduled pod updated and available), else undefined after `timeoutMs`. */
+async function rolledOutDaemonSet(ctx: Context, api: Cluster, timeoutMs: number): Promise<V1DaemonSet | undefined> {
+  return pollUntil(async () => {
+    // A rollout of the apiserver itself may refuse a request for a moment: retry until the deadline.
+    const ds = await api.read<V1DaemonSet>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: NAMESPACE } }).catch(() => undefined);
+    const s = ds?.status;
+    if (!ds || !s || (s.observedGeneration ?? 0) < (ds.metadata?.generation ?? 0)) return undefined;
+    const want = s.desiredNumberScheduled;
+    return want > 0 && s.updatedNumberScheduled === want && s.numberAvailable === want ? ds : undefined;
+  }, { timeoutMs, intervalMs: 2_000, signal: ctx.signal });
+}
+
+/**
+ * Renders the last-known-good recovery manifest and its volume files from the live DaemonSet (once
+ * its rollout is complete, so the copy is one that served). Call it after any change of the
+ * self-hosted control plane. Never touches `staticPodPath`.
+ * @returns the paths written or removed; empty if all were up to date. `undefined` if the rollout
+ *   did not complete within `timeoutMs` (the previous copy is kept).
+ * @throws HostStateError `recovery-*` for a DaemonSet the recovery pod cannot stand in for.
+ */
+export async function renderRecoveryManifest(ctx: Context, timeoutMs = 120_000): Promise<string[] | undefined> {
+  const p = recoveryPaths(ctx.config);
+  const api = await cluster(ctx, 'final');
+  const ds = await rolledOutDaemonSet(ctx, api, timeoutMs);
+  if (!ds) return undefined;
+  const volumes = projectedVolumes(ds, p.volumesDir);
+  const changed: string[] = [];
+  await ctx.files.mkdir(p.dir, 0o700);
+  for (const v of volumes) {
+    const files = await volumeFiles(api, v);
+    for (const [name, data] of files)
+      if (await ctx.files.write(join(v.hostDir, name), data, { mode: 0o600, dirMode: 0o700 })) changed.push(join(v.hostDir, name));
+    for (const stale of (await ctx.files.list(v.hostDir)).filter((f) => !files.has(f)))
+      if (await ctx.files.remove(join(v.hostDir, stale))) changed.push(join(v.hostDir, stale));
+  }
+  if (await ctx.files.write(p.manifest, toYaml(recoveryStaticPod(ds, volumes)), { mode: 0o600, dirMode: 0o700 })) changed.push(p.manifest);
+  return changed;
+}
+
+/** Writes the watcher script and unit; enables it; (re)starts it if either changed or it is not active. @returns what changed. */
+export async function installRecoveryWatcher(ctx: Context): Promise<string[]> {
+  const { config } = ctx;
+  const p = recoveryPaths(config);
+  const host = probeHost(config.apiServer.extraArgs, config.localAPIEndpoint.advertiseAddress);
+  const script = recoveryWatcherScript({
+    lkgManifest: p.manifest,
+    staticPodPath: config.distro.paths.staticPodPath,
+    activeFile: `${RECOVERY_POD}.yaml`,
+    readyzUrl: `${url('https', host, config.localAPIEndpoint.bindPort)}/readyz`,
+    caFile: join(config.certificatesDir, 'ca.crt'),
+    port: config.localAPIEndpoint.bindPort,
+    containerdSocket: config.kubelet.criSocket.replace(/^unix:\/\//, ''),
+    bootFlag: RECOVERY_BOOT_FLAG,
+  });
+  const changed: string[] = [];
+  if (await ctx.files.write(p.script, script, { mode: 0o700, dirMode: 0o700 })) changed.push(p.script);
+  // The boot cleanup is for the next boot only: this one's containers are the live cluster's.
+  await ctx.files.write(RECOVERY_BOOT_FLAG, '', { mode: 0o644 });
+  const unit = recoveryWatcherUnit({ script: p.script, after: [config.distro.units.containerRuntime], before: [config.distro.units.kubelet] });
+  if (await ctx.files.write(p.unit, unit, { mode: 0o644 })) {
+    changed.push(p.unit);
+    await ctx.systemd.reload();
+  }
+  if (await ctx.systemd.enable([RECOVERY_UNIT])) changed.push(`${RECOVERY_UNIT} enabled`);
+  const active = (await ctx.systemd.activeState(RECOVERY_UNIT)) === 'active';
+  if (!active || changed.length) {
+    await ctx.systemd.start(RECOVERY_UNIT, { restart: active });
+    changed.push(`${RECOVERY_UNIT} ${active ? 'restarted' : 'started'}`);
+  }
+  return changed;
+}
+
+/** The `apiserver-recovery` step: refresh the last-known-good manifest, install the watcher. */
+export async function ensureRecovery(ctx: Context): Promise<StepOutcome> {
+  const rendered = await renderRecoveryManifest(ctx);
+  if (rendered === undefined) ctx.log.warn('the kube-apiserver DaemonSet rollout is not complete: kept the previous recovery manifest');
+  const installed = await installRecoveryWatcher(ctx);
+  const changed = [...(rendered ?? []), ...installed];
+  return { changed: changed.length > 0, detail: changed.length ? `${changed.length} change(s): ${installed.join(', ') || 'recovery manifest refreshed'}` : 'recovery manifest and watcher up to date' };
+}

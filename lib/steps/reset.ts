@@ -1,0 +1,161 @@
+/**
+ * The steps of `kubeception reset` (tasks/reset.ts), in kubeadm reset's safe order: the Node leaves
+ * the cluster while the API still answers, then nothing may restart pods (watcher, kubelet), then the
+ * pods go (through containerd), their mounts, etcd, the files and units kubeception wrote, its
+ * network state (chains, links, routes — never a whole table), and last the residue report.
+ * Every step is idempotent, so a reset after a failed or killed one finishes the job.
+ *
+ * Host effects: see each step; only what {@link ../reset/owned.ts} lists as ours is removed.
+ * @see kubernetes/cmd/kubeadm/app/cmd/phases/reset/cleanupnode.go
+ */
+import { join } from 'node:path';
+import { KubeceptionError } from '../errors.ts';
+import { pollUntil } from '../util/poll.ts';
+import { cluster } from '../k8s/apiserver.ts';
+import { Cluster } from '../k8s/client.ts';
+import { kubeconfigPaths } from '../k8s/endpoints.ts';
+import { removalScript } from '../reset/netfilter.ts';
+import { RECOVERY_UNIT } from '../reset/owned.ts';
+import { CATEGORIES, containers, links, mounts, netns, residueCount, residueReport, routes } from '../reset/residue.ts';
+import type { Context } from '../context.ts';
+import type { StepOutcome } from '../dsl.ts';
+
+const done = (changed: string[], none: string): StepOutcome => ({ changed: changed.length > 0, detail: changed.length ? changed.join(', ') : none });
+const sock = (ctx: Context) => ctx.config.kubelet.criSocket.replace(/^unix:\/\//, '');
+const ctr = (ctx: Context, ...args: string[]) => ctx.sh.exec(['ctr', '--address', sock(ctx), '-n', 'k8s.io', ...args], { allowFail: true, timeoutMs: 20_000 });
+/** IDs of RUNNING tasks in `k8s.io` (a read: also under dry-run). */
+async function runningTasks(ctx: Context): Promise<string[]> {
+  const r = await ctx.sh.read(['ctr', '--address', sock(ctx), '-n', 'k8s.io', 'tasks', 'ls'], { allowFail: true, timeoutMs: 20_000 });
+  return r.stdout.split('\n').filter((l) => / RUNNING\s*$/.test(l)).map((l) => l.split(/\s+/)[0]!);
+}
+
+/** A client for this node's Node: admin.conf on a control plane, else the kubelet's own kubeconfig. */
+async function nodeClient(ctx: Context): Promise<Cluster | undefined> {
+  const p = kubeconfigPaths(ctx.config);
+  if (await ctx.files.exists(p.admin)) return cluster(ctx, 'final');
+  const text = await ctx.files.read(p.kubelet);
+  return text === undefined ? undefined : new Cluster(text, p.kubelet);
+}
+
+/** `remove-node`: cordon, then delete this host's Node, if a kubeconfig exists and the API allows it. */
+export async function removeNode(ctx: Context): Promise<StepOutcome> {
+  const api = await nodeClient(ctx).catch(() => undefined);
+  const ref = { apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } };
+  if (!api) return done([], 'no kubeconfig on this host: the Node (if any) is left to the cluster');
+  if (ctx.dryRun) return done([`would cordon and delete Node ${ctx.config.nodeName}`], '');
+  const why = (err: unknown) => (err as KubeceptionError).why ?? (err as Error).message;
+  const changed: string[] = [];
+  try {
+    if (!(await api.read(ref))) return done([], `Node ${ctx.config.nodeName} not found`);
+    await api.patch(ref, { spec: { unschedulable: true } });
+    changed.push(`Node ${ctx.config.nodeName} cordoned`);
+  } catch (err) {
+    ctx.log.warn(`could not cordon Node ${ctx.config.nodeName}: ${why(err)}`);
+  }
+  try {
+    // A worker's kubelet credentials may not delete its own Node (the Node authorizer): then say how.
+    if (await api.delete(ref)) changed.push(`Node ${ctx.config.nodeName} deleted`);
+  } catch (err) {
+    ctx.log.warn(`could not delete Node ${ctx.config.nodeName} (${why(err)}); delete it from a control-plane node: kubectl delete node ${ctx.config.nodeName}`);
+  }
+  return done(changed, 'the API allowed neither cordon nor delete');
+}
+
+/** Stops and disables units (absent units are skipped). */
+async function stopUnits(ctx: Context, units: string[]): Promise<StepOutcome> {
+  const changed: string[] = [];
+  for (const u of units) {
+    if ((await ctx.systemd.unitFileState(u).catch(() => 'not-found')) === 'not-found') continue;
+    if (['active', 'activating', 'reloading'].includes(await ctx.systemd.activeState(u))) {
+      await ctx.systemd.stop(u);
+      changed.push(`${u} stopped`);
+    }
+    if (await ctx.systemd.disable?.([u])) changed.push(`${u} disabled`);
+  }
+  return done(changed, 'already stopped and disabled');
+}
+
+/** `stop-kubelet`: the recovery watcher first (it would bring a static pod back), then the kubelet. */
+export const stopKubelet = (ctx: Context) => stopUnits(ctx, [RECOVERY_UNIT, ctx.config.distro.units.kubelet]);
+
+/** `stop-etcd`: stops and disables the etcd unit. */
+export const stopEtcd = (ctx: Context) => stopUnits(ctx, [ctx.config.distro.units.etcd]);
+
+/**
+ * `remove-containers`: every task and container in containerd's `k8s.io` namespace (the kubelet's),
+ * the pods' network namespaces; then restarts containerd so its CRI plugin forgets the sandboxes.
+ */
+export async function removeContainers(ctx: Context): Promise<StepOutcome> {
+  const removed = new Set<string>();
+  // Passes: a sandbox the stopped kubelet had in flight can appear after the first listing.
+  for (let pass = 0; pass < 3; pass++) {
+    const ids = await containers(ctx);
+    if (!ids.length) break;
+    // SIGKILL, wait for the tasks to stop, then delete them (`tasks delete --force` can hang on a pause task).
+    for (const id of ids) await ctr(ctx, 'tasks', 'kill', '--signal', 'SIGKILL', id);
+    if (!ctx.dryRun) await pollUntil(async () => ((await runningTasks(ctx)).some((t) => ids.includes(t)) ? undefined : true), { timeoutMs: 20_000, intervalMs: 500, signal: ctx.signal });
+    for (const id of ids) await ctr(ctx, 'tasks', 'delete', id);
+    for (const id of ids) if ((await ctr(ctx, 'containers', 'delete', id)).code === 0) removed.add(id);
+    if (ctx.dryRun) break;
+  }
+  const spaces = await netns(ctx);
+  for (const ns of spaces) await ctx.sh.exec(['ip', 'netns', 'delete', ns], { allowFail: true });
+  if (removed.size) await ctx.systemd.start(ctx.config.distro.units.containerRuntime, { restart: true });
+  const changed = [...(removed.size ? [`${removed.size} container(s) removed, ${ctx.config.distro.units.containerRuntime} restarted`] : []), ...(spaces.length ? [`${spaces.length} pod netns removed`] : [])];
+  return done(changed, 'no containers');
+}
+
+/** `unmount`: the kubelet's volume mounts and leftover pod netns mounts, deepest first. */
+export async function unmount(ctx: Context): Promise<StepOutcome> {
+  const list = (await mounts(ctx)).sort((a, b) => b.length - a.length);
+  for (const m of list) {
+    const r = await ctx.sh.exec(['umount', m], { allowFail: true });
+    if (r.code !== 0) await ctx.sh.exec(['umount', '-l', m], { allowFail: true });
+  }
+  return done(list.length ? [`${list.length} mount(s)`] : [], 'nothing mounted');
+}
+
+/** `remove-files`: kubeception's files and trees, its etcd environment file, and the etcd data (unless kept). */
+export async function removeFiles(ctx: Context): Promise<StepOutcome> {
+  const report = await residueReport(ctx);
+  const changed: string[] = [];
+  // Every path here is ours (ownedPaths, our etcd env file, our marked etcd data dir); trees stay on one file system.
+  for (const path of report.residue.files)
+    if ((await ctx.sh.exec(['rm', '-rf', '--one-file-system', '--', path], { allowFail: true })).code === 0) changed.push(path);
+  if (changed.some((p) => p.endsWith('.service') || p.endsWith('.conf'))) await ctx.systemd.reload();
+  for (const dir of [join(ctx.config.certificatesDir, 'etcd'), ctx.config.certificatesDir])
+    if ((await ctx.files.exists(dir)) && (await ctx.files.list(dir)).length === 0) await ctx.sh.exec(['rmdir', dir], { allowFail: true });
+  return done(changed.length ? [`${changed.length} path(s) removed`] : [], 'no files of ours');
+}
+
+/** `remove-network`: our iptables chains (every backend), nftables tables, links and routes to the cluster's ranges. */
+export async function removeNetwork(ctx: Context): Promise<StepOutcome> {
+  const changed: string[] = [];
+  for (const cmd of ['iptables-nft', 'ip6tables-nft', 'iptables-legacy', 'ip6tables-legacy']) {
+    if (!(await ctx.sh.which(`${cmd}-save`))) continue;
+    const script = removalScript((await ctx.sh.read([`${cmd}-save`], { allowFail: true })).stdout);
+    if (!script) continue;
+    const r = await ctx.sh.exec([`${cmd}-restore`, '--noflush'], { input: script, allowFail: true });
+    if (r.code !== 0) throw new KubeceptionError('reset-netfilter', { what: `${cmd}-restore --noflush`, why: r.stderr.trim().split('\n').slice(-2).join(' | '), fix: `inspect \`${cmd}-save\` and remove the KUBE-*/CNI-*/FLANNEL* chains by hand` });
+    changed.push(`${cmd} chains`);
+  }
+  for (const line of (await ctx.sh.read(['nft', 'list', 'tables'], { allowFail: true }).catch(() => ({ stdout: '' }))).stdout.split('\n')) {
+    const [, family, name] = line.trim().split(/\s+/);
+    if (family && name && /^(kube-proxy|flannel)/.test(name) && (await ctx.sh.exec(['nft', 'delete', 'table', family, name], { allowFail: true })).code === 0) changed.push(`nft ${family} ${name}`);
+  }
+  for (const l of await links(ctx)) if ((await ctx.sh.exec(['ip', 'link', 'delete', l], { allowFail: true })).code === 0) changed.push(`link ${l}`);
+  for (const r of await routes(ctx)) if ((await ctx.sh.exec(['ip', 'route', 'delete', r.split(' ')[0]!], { allowFail: true })).code === 0) changed.push(`route ${r}`);
+  return done(changed, 'no chains, links or routes of ours');
+}
+
+/**
+ * `residue-report`: gathers what remains into `state.resetReport`.
+ * @throws KubeceptionError `reset-residue` naming each category that is not empty.
+ */
+export async function reportResidue(ctx: Context): Promise<StepOutcome> {
+  const report = await residueReport(ctx);
+  ctx.state.resetReport = report;
+  if (ctx.dryRun || residueCount(report) === 0) return { changed: false, detail: `clean${report.foreign.length ? `; ${report.foreign.length} foreign file(s) kept` : ''}` };
+  const left = CATEGORIES.filter((c) => report.residue[c].length).map((c) => `${c}: ${report.residue[c].slice(0, 3).join(', ')}${report.residue[c].length > 3 ? ', …' : ''}`);
+  throw new KubeceptionError('reset-residue', { what: 'this host after reset', why: `kubeception's state remains — ${left.join('; ')}`, fix: 'run `kubeception reset` again; if it stays, remove these by hand (the report lists them all)' });
+}

@@ -1,0 +1,142 @@
+/**
+ * Certificates on the bed, with leaves valid for 12 minutes and a 10-minute renewal window: check-expiration
+ * lists every certificate kubeception issued; `run bootstrap` inside the window renews them; the
+ * cluster keeps working past the original expiry (kubectl, Node Ready, a worker joins); `certs renew
+ * all` while a prober inside the host hits /readyz every 100 ms — the longest gap is printed.
+ * One cluster for the file.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { bootHost, type Host } from '../bed/bed.ts';
+import { importKubeceptionImage } from '../bed/kubeception-image.ts';
+import { kc, KC, SITE, stepsWith, writeConfig } from '../helpers/bed-cli.ts';
+
+const ADMIN = '/etc/kubernetes/admin.conf';
+const CONFIG = { distro: 'debian', certificateValidityPeriod: '12m', certificateRenewalWindow: '10m' };
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A /readyz prober inside the host: a new TLS connection every 100 ms until /tmp/stop-prober exists; prints [[ms, status]…]. */
+const PROBER = `const https = require('https'), fs = require('fs');
+const ca = fs.readFileSync('/etc/kubernetes/pki/ca.crt'), out = [];
+const iv = setInterval(() => {
+  if (fs.existsSync('/tmp/stop-prober')) { clearInterval(iv); setTimeout(() => { process.stdout.write(JSON.stringify(out)); process.exit(0); }, 1500); return; }
+  const t = Date.now();
+  const req = https.get(process.argv[1], { ca, agent: false, timeout: 1000 }, (r) => { r.resume(); out.push([t, r.statusCode]); });
+  req.on('timeout', () => req.destroy()); req.on('error', () => out.push([t, 0]));
+}, 100);`;
+
+/** The longest stretch without a 200, from its first failed probe to the next 200, in ms; and the failure count. */
+function longestGap(samples: [number, number][]): { gapMs: number; failed: number; total: number } {
+  const s = [...samples].sort((a, b) => a[0] - b[0]);
+  let gap = 0;
+  let start: number | undefined;
+  for (const [t, code] of s) {
+    if (code !== 200) start ??= t;
+    else if (start !== undefined) {
+      gap = Math.max(gap, t - start);
+      start = undefined;
+    }
+  }
+  if (start !== undefined) gap = Math.max(gap, s.at(-1)![0] - start);
+  return { gapMs: gap, failed: s.filter(([, c]) => c !== 200).length, total: s.length };
+}
+
+describe('certificates: check, renew in the window, renew all', { timeout: 2_400_000 }, () => {
+  let cp: Host;
+  let w: Host;
+  let t: number;
+  let joinArgs: string[] = [];
+  const kubectl = (...args: string[]) => cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
+  const check = async () => {
+    const r = await cp.exec(['node', KC, 'certs', 'check-expiration', '--output', 'json'], { cwd: SITE, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(r.stdout);
+    assert.equal(doc.kind, 'CertificateExpirationInfo');
+    return doc as { certificates: { name: string; expirationDate: string; residualTime: number; missing: boolean }[]; certificateAuthorities: { name: string }[] };
+  };
+  const expiry = (doc: Awaited<ReturnType<typeof check>>, name: string) => Date.parse(doc.certificates.find((c) => c.name === name)!.expirationDate);
+  const bootstrap = async () => {
+    const r = await kc(cp, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 900_000 });
+    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.split('\n').slice(-15).join('\n')}`);
+    const line = (await kc(cp, ['token', 'create', '--print-join-command'])).stdout.trim();
+    joinArgs = line.split(/\s+/).slice(4);
+    return r;
+  };
+
+  before(async () => {
+    t = Date.now();
+    [cp, w] = await Promise.all([bootHost({ name: 'r9ct', kubelet: true, bootTimeoutMs: 180_000 }), bootHost({ name: 'r9cw', kubelet: true, bootTimeoutMs: 180_000 })]);
+    await importKubeceptionImage(cp);
+    await writeConfig(cp, CONFIG);
+    await writeConfig(w, { distro: 'debian' });
+    await bootstrap();
+    console.log(`setup (2 hosts, bootstrap with 12-minute leaves): ${secs(Date.now() - t)}`);
+  });
+  after(async () => {
+    await Promise.all([cp, w].map((h) => h?.destroy()));
+  });
+
+  let first: Awaited<ReturnType<typeof check>>;
+  test('check-expiration lists every certificate kubeception issued, with its residual time', async () => {
+    t = Date.now();
+    first = await check();
+    const names = first.certificates.map((c) => c.name);
+    for (const n of ['apiserver', 'apiserver-kubelet-client', 'front-proxy-client', 'etcd-server', 'etcd-peer', 'etcd-healthcheck-client', 'apiserver-etcd-client',
+      'kubeception-join', 'admin.conf', 'controller-manager.conf', 'scheduler.conf', 'kubelet.conf', 'kubelet-serving',
+      'secret/kube-apiserver:apiserver.crt', 'secret/kube-apiserver:apiserver-etcd-client.crt', 'secret/kube-controller-manager:kubeconfig', 'secret/kube-scheduler:kubeconfig', 'secret/kubeception-join-tls:tls.crt'])
+      assert.ok(names.includes(n), `${n} missing from ${names.join(', ')}`);
+    assert.deepEqual(first.certificateAuthorities.map((c) => c.name), ['ca', 'front-proxy-ca', 'etcd-ca']);
+    assert.ok(first.certificates.every((c) => !c.missing));
+    const left = first.certificates.find((c) => c.name === 'apiserver')!.residualTime / 1e9;
+    assert.ok(left > 0 && left <= 720, `apiserver residual ${left} s, want within the 12-minute validity`);
+    const text = await cp.execOk(['node', KC, 'certs', 'check-expiration'], { cwd: SITE });
+    console.log(text);
+    assert.match(text, /^CERTIFICATE\s+EXPIRES\s+RESIDUAL TIME\s+CERTIFICATE AUTHORITY\s+EXTERNALLY MANAGED\n/);
+    assert.ok(await cp.exists('/var/lib/kubelet/pki/kubelet-client-current.pem'));
+    assert.match(await cp.readFile('/var/lib/kubelet/kubeconfig'), /client-certificate: \/var\/lib\/kubelet\/pki\/kubelet-client-current.pem/);
+    assert.doesNotMatch(await cp.readFile('/var/lib/kubelet/kubeconfig'), /client-certificate-data/);
+    console.log(`test time: ${secs(Date.now() - t)}`);
+  });
+
+  test('run bootstrap inside the renewal window renews them and says so; the cluster works past the original expiry; a worker joins', async () => {
+    t = Date.now();
+    const original = expiry(first, 'apiserver');
+    while (original - Date.now() > 590_000) await sleep(2_000);
+    const r = await bootstrap();
+    const certsLog = r.events.filter((e) => e.event === 'log' && e.step === 'certs').map((e) => e.message).join('\n');
+    assert.match(certsLog, /apiserver: reissued \(expires in 0 days .* renewal window\)/);
+    const renewed = await check();
+    for (const n of ['apiserver', 'admin.conf', 'etcd-server', 'secret/kube-apiserver:apiserver.crt'])
+      assert.ok(expiry(renewed, n) > expiry(first, n), `${n} renewed`);
+    console.log(`renewal run: ${secs(Date.now() - t)}; waiting past the original expiry ${new Date(original).toISOString()}`);
+    while (Date.now() < original + 10_000) await sleep(2_000);
+    await kubectl('get', 'nodes');
+    await kubectl('wait', '--for=condition=Ready', `node/${cp.name}`, '--timeout=60s');
+    const j = await kc(w, ['run', 'join', ...joinArgs], { timeoutMs: 300_000 });
+    assert.equal(j.code, 0, `${j.stderr}\n${j.stdout.slice(-2000)}`);
+    await kubectl('wait', '--for=condition=Ready', 'node/r9cw', '--timeout=120s');
+    assert.ok(stepsWith(r.events, 'step-done').includes('certs'));
+    console.log(`test time: ${secs(Date.now() - t)}`);
+  });
+
+  test('certs renew all with a 100 ms /readyz prober: every certificate renewed, longest gap printed', async () => {
+    t = Date.now();
+    const before = await check();
+    await cp.exec(['rm', '-f', '/tmp/stop-prober']);
+    const prober = cp.exec(['node', '-e', PROBER, `https://${cp.ip}:6443/readyz`], { timeoutMs: 900_000 });
+    await sleep(2_000);
+    const r = await cp.exec(['node', KC, 'certs', 'renew', 'all'], { cwd: SITE, timeoutMs: 900_000 });
+    await sleep(3_000);
+    await cp.execOk(['touch', '/tmp/stop-prober']);
+    const samples = JSON.parse((await prober).stdout) as [number, number][];
+    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout}`);
+    const gap = longestGap(samples);
+    console.log(`certs renew all: ${secs(Date.now() - t)}; /readyz longest gap ${gap.gapMs} ms (${gap.failed} of ${gap.total} probes failed)`);
+    const after = await check();
+    for (const c of before.certificates.filter((x) => !['kubelet-serving', 'kubelet.conf'].includes(x.name)))
+      assert.ok(expiry(after, c.name) > expiry(before, c.name), `${c.name} renewed`);
+    assert.ok(gap.gapMs < 10_000, `the API was down ${gap.gapMs} ms`);
+    await kubectl('get', 'nodes');
+  });
+});

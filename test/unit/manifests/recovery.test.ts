@@ -1,0 +1,143 @@
+/**
+ * The recovery static pod (pure data from a DaemonSet) and the watcher script, run for real with
+ * `sh` against fake `curl` and `ctr` (a unit: the real runtime is exercised in test/e2e/recovery.test.ts).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, readFileSync, existsSync, writeFileSync, mkdirSync, chmodSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { apiServerDaemonSet } from '../../../manifests/self-hosted.ts';
+import { projectedVolumes, recoveryStaticPod } from '../../../manifests/recovery.ts';
+import { recoveryWatcherScript } from '../../../manifests/recovery-watcher.ts';
+import { sampleConfig } from './fixtures.ts';
+
+test('the recovery pod is the DaemonSet pod with host directories for its Secret and no API-only fields', () => {
+  const ds = apiServerDaemonSet(sampleConfig());
+  const vols = projectedVolumes(ds, '/etc/kubernetes/recovery/volumes');
+  assert.deepEqual(vols, [{ volume: 'secrets', kind: 'Secret', name: 'kube-apiserver', hostDir: '/etc/kubernetes/recovery/volumes/secrets' }]);
+  const pod = recoveryStaticPod(ds, vols);
+  assert.equal(pod.metadata.name, 'recovery-kube-apiserver');
+  assert.deepEqual(pod.spec?.containers, ds.spec!.template.spec?.containers);
+  assert.ok(pod.spec?.containers[0]?.command?.includes('--permit-port-sharing=true'));
+  assert.deepEqual(pod.spec?.volumes, [{ name: 'secrets', hostPath: { path: '/etc/kubernetes/recovery/volumes/secrets', type: 'Directory' } }]);
+  for (const f of ['serviceAccountName', 'automountServiceAccountToken', 'nodeSelector', 'tolerations']) assert.equal(f in (pod.spec ?? {}), false, f);
+  const selector = ds.spec!.selector.matchLabels ?? {};
+  assert.ok(Object.entries(selector).some(([k, v]) => pod.metadata.labels?.[k] !== v), 'the DaemonSet selector must not match the mirror pod');
+});
+
+test('a volume the recovery pod cannot stand in for is refused by name', () => {
+  const ds = apiServerDaemonSet(sampleConfig());
+  ds.spec!.template.spec!.volumes!.push({ name: 'scratch', emptyDir: {} });
+  assert.throws(() => projectedVolumes(ds, '/x'), (e: any) => e.code === 'recovery-unsupported-volume' && e.what.includes('scratch'));
+});
+
+/** A sandbox: fake curl (status from a file), fake ctr (containers/tasks from files), a static pod dir. */
+function sandbox(port: number) {
+  const d = mkdtempSync(join(tmpdir(), 'kc-watch-'));
+  const bin = join(d, 'bin');
+  mkdirSync(bin);
+  mkdirSync(join(d, 'manifests'));
+  writeFileSync(join(d, 'status'), '000');
+  writeFileSync(join(d, 'containers'), '');
+  writeFileSync(join(d, 'tasks'), '');
+  writeFileSync(join(bin, 'curl'), `#!/bin/sh\ncat ${d}/status\n`);
+  // containers ls -q FILTER: ids whose pod name matches the filter's ~="regexp"; tasks ls: the tasks file.
+  writeFileSync(join(bin, 'ctr'), `#!/bin/sh
+case "$*" in
+  *"containers ls"*) re=$(echo "$*" | sed -n 's/.*~="\\([^"]*\\)".*/\\1/p'); while read -r id pod; do echo "$pod" | grep -qE "$re" && echo "$id"; done < ${d}/containers ;;
+  *"tasks ls"*) echo "TASK PID STATUS"; cat ${d}/tasks ;;
+  *"containers delete"*|*"tasks delete"*) echo "$*" >> ${d}/deleted ;;
+esac
+`);
+  for (const f of ['curl', 'ctr']) chmodSync(join(bin, f), 0o755);
+  writeFileSync(join(d, 'lkg.yaml'), 'kind: Pod # last known good\n');
+  const script = recoveryWatcherScript({
+    lkgManifest: join(d, 'lkg.yaml'), staticPodPath: join(d, 'manifests'), activeFile: 'recovery-kube-apiserver.yaml', readyzUrl: 'https://x/readyz',
+    caFile: '/dev/null', port, containerdSocket: '/nonexistent', bootFlag: join(d, 'flag'), intervalS: 0.05, failsBeforeRecovery: 3, readyInARow: 4, hungAfterS: 1,
+  });
+  writeFileSync(join(d, 'watch.sh'), script);
+  const child = spawn('sh', [join(d, 'watch.sh')], { env: { PATH: `${bin}:/usr/bin:/bin` }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let log = '';
+  child.stdout.on('data', (b) => (log += b));
+  const active = join(d, 'manifests', 'recovery-kube-apiserver.yaml');
+  return {
+    d, active, set: (f: string, v: string) => writeFileSync(join(d, f), v), log: () => log, stop_watch: () => child.kill('SIGKILL'),
+    stop: () => { child.kill('SIGKILL'); rmSync(d, { recursive: true, force: true }); },
+  };
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function eventually(check: () => boolean, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) { if (check()) return true; await sleep(25); }
+  return false;
+}
+
+test('watcher: no answer and no apiserver container → activates; a bootstrap in progress → stands down', async () => {
+  const s = sandbox(6443);
+  try {
+    s.set('manifests/bootstrap-kube-apiserver.yaml', 'x');
+    await sleep(600);
+    assert.equal(existsSync(s.active), false, 'a bootstrap owns the control plane');
+    rmSync(join(s.d, 'manifests/bootstrap-kube-apiserver.yaml'));
+    assert.ok(await eventually(() => existsSync(s.active)), s.log());
+    assert.equal(readFileSync(s.active, 'utf8'), 'kind: Pod # last known good\n');
+    assert.match(s.log(), /activated: .* no kube-apiserver container runs/);
+  } finally { s.stop(); }
+});
+
+test('watcher: a running apiserver container that is starting is left alone until it hangs', async () => {
+  const s = sandbox(6443);
+  try {
+    s.set('containers', 'c1 kube-apiserver-abcde\n');
+    s.set('tasks', `c1 ${process.pid} RUNNING\n`);
+    await sleep(500);
+    assert.equal(existsSync(s.active), false);
+    assert.ok(await eventually(() => existsSync(s.active), 3_000), 'activated once it did not serve for hungAfterS');
+    assert.match(s.log(), /runs but does not serve/);
+  } finally { s.stop(); }
+});
+
+test('watcher: hands back only when a self-hosted apiserver listens on the port and /readyz passes N times in a row', async () => {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const port = (server.address() as { port: number }).port;
+  const s = sandbox(port);
+  try {
+    s.set('manifests/recovery-kube-apiserver.yaml', 'active');
+    s.set('status', '200');
+    s.set('containers', `r1 recovery-kube-apiserver-node\ns1 kube-apiserver-xyz\n`);
+    s.set('tasks', `r1 ${process.pid} RUNNING\ns1 1 RUNNING\n`); // the self-hosted pid (1) does not listen on the port
+    await sleep(600);
+    assert.equal(existsSync(s.active), true, 'kept while the self-hosted apiserver does not listen');
+    s.set('tasks', `r1 1 RUNNING\ns1 ${process.pid} RUNNING\n`); // this process listens on the port
+    assert.ok(await eventually(() => !existsSync(s.active)), s.log());
+    assert.match(s.log(), /hand-back/);
+  } finally {
+    s.stop();
+    server.close();
+  }
+});
+
+test('watcher boot cleanup: once per boot, removes only containers without a RUNNING task', async () => {
+  const s = sandbox(6443);
+  try {
+    s.stop_watch();
+    s.set('containers', 'live kube-proxy-x\ndead1 kube-apiserver-y\ndead2 coredns-z\n');
+    s.set('tasks', 'live 4242 RUNNING\ndead1 0 STOPPED\n');
+    const run = () => new Promise<number>((r) => spawn('sh', [join(s.d, 'watch.sh'), 'boot-cleanup'], { env: { PATH: `${join(s.d, 'bin')}:/usr/bin:/bin` }, stdio: 'ignore' }).on('exit', (c) => r(c ?? -1)));
+    assert.equal(await run(), 0);
+    const deleted = readFileSync(join(s.d, 'deleted'), 'utf8');
+    assert.match(deleted, /containers delete dead1/);
+    assert.match(deleted, /containers delete dead2/);
+    assert.doesNotMatch(deleted, /live/);
+    assert.equal(readFileSync(s.active, 'utf8'), 'kind: Pod # last known good\n', 'the recovery pod is handed to the kubelet at boot');
+    rmSync(join(s.d, 'deleted'));
+    rmSync(s.active);
+    assert.equal(await run(), 0);
+    assert.equal(existsSync(join(s.d, 'deleted')), false, 'the flag makes it once per boot');
+    assert.equal(existsSync(s.active), false);
+  } finally { s.stop(); }
+});
