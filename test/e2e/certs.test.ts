@@ -12,7 +12,7 @@ import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { kc, KC, SITE, stepsWith, writeConfig } from '../helpers/bed-cli.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
-const CONFIG = { distro: 'debian', certificateValidityPeriod: '12m', certificateRenewalWindow: '10m' };
+const CONFIG = { distro: 'debian', networking: { plugin: 'none' }, certificateValidityPeriod: '12m', certificateRenewalWindow: '10m' };
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -62,7 +62,7 @@ describe('crash harness: SIGKILL at every crash point of bootstrap and join, eac
   before(async () => {
     [cp, worker] = await Promise.all([bootHost({ name: 'c13a', kubelet: true }), bootHost({ name: 'c13b', kubelet: true })]);
     await importKubeceptionImage(cp);
-    for (const h of [cp, worker]) await writeConfig(h, { distro: 'debian' });
+    for (const h of [cp, worker]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
   });
   after(async () => {
     await Promise.all([cp, worker].map((h) => h?.destroy()));

@@ -27,7 +27,7 @@ describe('Deno end to end on the bed: bootstrap and join', { timeout: 1_800_000 
   before(async () => {
     [cp, worker] = await Promise.all([bootHost({ name: 'c13f', kubelet: true }), bootHost({ name: 'c13g', kubelet: true })]);
     await importKubeceptionImage(cp);
-    for (const h of [cp, worker]) await writeConfig(h, { distro: 'debian' });
+    for (const h of [cp, worker]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
   });
   after(async () => {
     await Promise.all([cp, worker].map((h) => h?.destroy()));

@@ -47,7 +47,7 @@ describe('self-recovery of the control plane', { timeout: 1_800_000 }, () => {
     t = Date.now();
     host = await bootHost({ name: 'r9cp', kubelet: true, bootTimeoutMs: 180_000 });
     await importKubeceptionImage(host);
-    await writeConfig(host, { distro: 'debian' });
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' } });
     const r = await kc(host, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.split('\n').slice(-15).join('\n')}`);
     assert.ok(stepsWith(r.events, 'step-done').includes('apiserver-recovery'));

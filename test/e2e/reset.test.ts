@@ -60,7 +60,7 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
     t = Date.now();
     [cp, w] = await Promise.all([bootHost({ name: 'r9rc', kubelet: true, bootTimeoutMs: 180_000 }), bootHost({ name: 'r9rw', kubelet: true, bootTimeoutMs: 180_000 })]);
     await importKubeceptionImage(cp);
-    for (const h of [cp, w]) await writeConfig(h, { distro: 'debian' });
+    for (const h of [cp, w]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
     await bootstrap();
     const j = await kc(w, ['run', 'join', ...joinArgs], { timeoutMs: 300_000 });
     assert.equal(j.code, 0, `${j.stderr}\n${j.stdout.slice(-2000)}`);

@@ -31,7 +31,7 @@ describe('runtime state on the bed: unavailable images, cgroup driver mismatch',
   });
 
   test(`kubernetesVersion ${BAD} without its images: preflight refuses it, exit 2, nothing written`, async () => {
-    await writeConfig(cp, { distro: 'debian', kubernetesVersion: BAD });
+    await writeConfig(cp, { distro: 'debian', networking: { plugin: 'none' }, kubernetesVersion: BAD });
     const before = await snapshot(cp);
     const r = await kc(cp, ['run', 'bootstrap']);
     assert.equal(r.code, 2, `${r.stderr}\n${r.stdout.slice(-1500)}`);
@@ -52,7 +52,7 @@ describe('runtime state on the bed: unavailable images, cgroup driver mismatch',
   });
 
   test('the version fixed, the re-run converges with no manual step', async () => {
-    await writeConfig(cp, { distro: 'debian' });
+    await writeConfig(cp, { distro: 'debian', networking: { plugin: 'none' } });
     const r = await kc(cp, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(-2000)}`);
     assert.deepEqual(stepsWith(r.events, 'step-failed'), []);

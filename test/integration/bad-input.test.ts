@@ -93,7 +93,7 @@ describe('bad input: exit 2, named field, host unchanged', { timeout: 600_000 },
     test(c.name, async () => {
       if (c.setup) await host.execOk(['bash', '-c', c.setup]);
       if (c.raw !== undefined) await host.writeFile(`${SITE}/kubeception.config.ts`, c.raw);
-      else await writeConfig(host, { distro: 'debian', ...(c.config as object) });
+      else await writeConfig(host, { distro: 'debian', ...(c.config as object), networking: { plugin: 'none', ...((c.config as { networking?: object } | undefined)?.networking) } });
       const before = await snapshot(host);
       const r = await kc(host, ['run', c.task ?? 'bootstrap', ...(c.args ?? [])]);
       assert.equal(r.code, 2, `exit code\n${r.stdout}\n${r.stderr}`);
@@ -105,7 +105,7 @@ describe('bad input: exit 2, named field, host unchanged', { timeout: 600_000 },
     });
 
   test('dry-run writes nothing (file-tree snapshot)', async () => {
-    await writeConfig(host, { distro: 'debian' });
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' } });
     const before = await snapshot(host);
     const r = await kc(host, ['run', 'bootstrap', '--dry-run']);
     assert.equal(r.code, 0, r.stderr);
