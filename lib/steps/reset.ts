@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { KubeceptionError } from '../errors.ts';
 import { pollUntil } from '../util/poll.ts';
 import { cluster } from '../k8s/apiserver.ts';
-import { Cluster } from '../k8s/client.ts';
+import type { Cluster } from '../k8s/client.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import { removalScript } from '../reset/netfilter.ts';
 import { RECOVERY_UNIT } from '../reset/owned.ts';
@@ -34,7 +34,9 @@ async function nodeClient(ctx: Context): Promise<Cluster | undefined> {
   const p = kubeconfigPaths(ctx.config);
   if (await ctx.files.exists(p.admin)) return cluster(ctx, 'final');
   const text = await ctx.files.read(p.kubelet);
-  return text === undefined ? undefined : new Cluster(text, p.kubelet);
+  if (text === undefined) return undefined;
+  const { Cluster } = await import('../k8s/client.ts'); // on first use: `plan` must not load client-node
+  return new Cluster(text, p.kubelet);
 }
 
 /** `remove-node`: cordon, then delete this host's Node, if a kubeconfig exists and the API allows it. */
