@@ -24,14 +24,3 @@ export function anyCertFacts(pem: string, source: string): AnyCertFacts {
     throw new PkiError('pki-bad-cert', { what: source, why: `not a readable PEM X.509 certificate (${(err as Error).message})`, fix: `move ${source} aside to have it created`, cause: err });
   }
 }
-
-/** True if `pem` was issued and signed by `caPem`. False for any unreadable input. */
-export function anyCertSignedBy(pem: string, caPem: string): boolean {
-  try {
-    const ca = new X509Certificate(caPem);
-    const x = new X509Certificate(pem);
-    return x.checkIssued(ca) && x.verify(ca.publicKey);
-  } catch {
-    return false;
-  }
-}

@@ -12,7 +12,8 @@
 import { join } from 'node:path';
 import { HostStateError } from '../errors.ts';
 import { kubeconfigClientSpecs, type LeafSpec } from '../pki/certs.ts';
-import { anyCertFacts, anyCertSignedBy } from '../pki/any-cert.ts';
+import { anyCertFacts } from '../pki/any-cert.ts';
+import { certSignedBy } from '../pki/keys.ts';
 import type { PkiError } from '../pki/errors.ts';
 import { kubeletClientCurrent, readKubeletClient, writeKubeletClient } from './kubelet-client.ts';
 import { reconcileLeaf } from '../pki/reconcile.ts';
@@ -90,7 +91,7 @@ async function ensureKubeletKubeconfig(ctx: Context, spec: LeafSpec, caPem: stri
     // valid beyond the window (the kubelet renews it by CSR); otherwise issue one for a new key.
     if (!['pki-bad-key', 'pki-bad-cert'].includes((err as PkiError).code) || !existing.certPem) throw err;
     const info = anyCertFacts(existing.certPem, kubeletClientCurrent(config));
-    const fresh = info.commonName === spec.commonName && anyCertSignedBy(existing.certPem, caPem) && info.notAfter.getTime() - Date.now() > opts.renewBeforeDays * 86_400_000;
+    const fresh = info.commonName === spec.commonName && certSignedBy(existing.certPem, caPem) && info.notAfter.getTime() - Date.now() > opts.renewBeforeDays * 86_400_000;
     return fresh ? { certPem: existing.certPem, keyPem: existing.keyPem!, action: 'kept' as const, reason: 'rotated by the kubelet' } : reconcileLeaf(spec, {}, ca, config, opts);
   });
   if (leaf.action !== 'kept') ctx.log.info(`kubelet: client certificate ${leaf.action} (${leaf.reason})`);
