@@ -32,7 +32,7 @@ export const pkiPreflightCheck: Check = {
         loadCa({ certPem, keyPem }, spec.name, spec.certPath, spec.keyPath);
       } catch (err) {
         const e = err as KubeceptionError;
-        return { message: e.why ?? e.message, fix: e.fix ?? `restore the matching ${spec.keyPath}` };
+        return { message: e.what && e.why ? `${e.what}: ${e.why}` : (e.why ?? e.message), fix: e.fix ?? `restore the matching ${spec.keyPath}` };
       }
     }
     return undefined;

@@ -84,7 +84,10 @@ describe('crash harness: SIGKILL at every crash point of bootstrap and join, eac
     const line = await kc(cp, ['token', 'create', '--print-join-command']);
     assert.equal(line.code, 0, line.stderr);
     const join = ['run', 'join', ...line.stdout.trim().split(/\s+/).slice(4)];
-    const points = crashPoints(joinTask);
+    // wait-node-network runs only with --wait-for-network, which needs a pod network (flannel sets
+    // NetworkUnavailable=False); this host keeps the bed's CNI, so that step is skipped and its points
+    // are never reached.
+    const points = crashPoints(joinTask).filter((p) => !p.startsWith('wait-node-network:'));
     console.log(`join crash points: ${points.length}`);
     for (const [i, p] of points.entries()) {
       const s = await crashAt(worker, [...join, '--output', 'json'], p);

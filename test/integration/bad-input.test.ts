@@ -59,13 +59,13 @@ const cases: Case[] = [
   { name: 'unknown step in --only', config: {}, args: ['--only', 'certz'], want: [/no step "certz"/] },
   // host state, found by preflight
   { name: 'kubernetesVersion whose images are not on the node and cannot be pulled', config: { kubernetesVersion: 'v1.35.0' }, want: [/\[ImagePull\]/, /kube-apiserver:v1\.35\.0/] },
-  { name: 'kubelet newer than the control plane', config: { kubernetesVersion: 'v1.31.0' }, want: [/\[KubeletVersion\]/, /newer than the control plane/] },
-  { name: 'kubelet more than 3 minors older than the control plane', config: { kubernetesVersion: 'v1.38.0' }, want: [/\[KubeletVersion\]/, /more than 3 minor versions older/] },
+  { name: 'kubelet newer than the control plane', config: { kubernetesVersion: 'v1.31.0', dns: { imageTag: 'v1.11.3' } }, want: [/\[KubeletVersion\]/, /newer than the control plane/] },
+  { name: 'kubelet more than 3 minors older than the control plane', config: { kubernetesVersion: 'v1.38.0', dns: { imageTag: 'v1.14.0' } }, want: [/\[KubeletVersion\]/, /more than 3 minor versions older/] },
   { name: 'kubelet.cgroupDriver differs from containerd\'s', config: { kubelet: { cgroupDriver: 'cgroupfs' } }, want: [/\[CgroupDriver\]/, /"cgroupfs" in the config, but containerd uses "systemd"/] },
   { name: 'unparsable admin.conf', config: {}, setup: 'mkdir -p /etc/kubernetes && printf "clusters: [oops\\n" > /etc/kubernetes/admin.conf', want: [/\[KubeconfigReadable\]/, /\/etc\/kubernetes\/admin\.conf/] },
   { name: 'unparsable kubelet kubeconfig', config: {}, setup: 'printf "{{{" > /var/lib/kubelet/kubeconfig', cleanup: 'rm -f /var/lib/kubelet/kubeconfig', want: [/\[KubeconfigReadable\]/, /\/var\/lib\/kubelet\/kubeconfig/] },
   { name: 'etcd data dir holds data kubeception did not create', config: {}, setup: 'mkdir -p /var/lib/etcd/default/member && chown -R etcd:etcd /var/lib/etcd/default', cleanup: 'rm -rf /var/lib/etcd/default', want: [/DirAvailable--var-lib-etcd-default/, /did not create/] },
-  { name: 'CA certificate that is not PEM', config: {}, setup: 'mkdir -p /etc/kubernetes/pki && printf "garbage" > /etc/kubernetes/pki/ca.crt && printf "garbage" > /etc/kubernetes/pki/ca.key', want: [/\[Certificates\]/, /ca\.crt/] },
+  { name: 'CA certificate that is not PEM', config: {}, setup: 'mkdir -p /etc/kubernetes/pki && printf "garbage" > /etc/kubernetes/pki/ca.crt && printf "garbage" > /etc/kubernetes/pki/ca.key', want: [/\[Certificates\] \/etc\/kubernetes\/pki\/ca\.(crt|key): /] },
   // join flags and join host state
   { name: 'join without --url', config: {}, task: 'join', args: JOIN.slice(2), want: [/--url/] },
   { name: 'join with a malformed token', config: {}, task: 'join', args: withFlag('--token', 'abcdef'), want: [/\[JoinToken\]/, /token is not of the form/] },
