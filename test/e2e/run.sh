@@ -4,8 +4,13 @@
 #
 # Suites boot their own, differently named hosts, so they run in two lanes at once (the machine has 2
 # cores; a suite mostly waits on pods). Each suite's wall time is printed (`=== e2e <file>: N s, rc`),
-# and the run fails if any suite fails. KUBECEPTION_E2E_LANES=1 runs them one after another;
+# and the run fails if any gating suite fails. KUBECEPTION_E2E_LANES=1 runs them one after another;
 # arguments name a subset of suite files.
+#
+# NOT_GATING lists suites that have not yet passed on the merged code of main (written on branches
+# that were merged at the end of a session): they run and their results are printed, marked
+# "NOT GATING", but a failure does not fail the run. The list is a to-do, not a place to park tests:
+# each entry names an open issue, and the entry goes as soon as the suite passes on main.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 [ -n "${KUBECEPTION_BED_READY:-}" ] || bash test/bed/setup.sh || exit 1
@@ -13,6 +18,8 @@ cd "$(dirname "$0")/../.."
 files=("$@")
 ((${#files[@]})) || mapfile -t files < <(ls test/e2e/*.test.ts)
 lanes=${KUBECEPTION_E2E_LANES:-2}
+NOT_GATING=()
+gating() { local n; for n in "${NOT_GATING[@]}"; do [[ $n == "$1" ]] && return 1; done; return 0; }
 logdir=$(mktemp -d /tmp/kc-e2e.XXXXXX)
 
 # One lane: its suites one after another; per-suite time and exit code to stdout, output to a log file.
@@ -22,8 +29,12 @@ lane() {
     local name start r
     name=$(basename "$f" .test.ts); start=$SECONDS
     node --import tsx --test --test-concurrency=1 "$f" >"$logdir/$name.log" 2>&1; r=$?
-    printf '=== e2e %s: %d s, rc %d\n' "$f" $((SECONDS - start)) "$r"
-    ((r == 0)) || rc=1
+    if gating "$name"; then
+      printf '=== e2e %s: %d s, rc %d\n' "$f" $((SECONDS - start)) "$r"
+      ((r == 0)) || rc=1
+    else
+      printf '=== e2e %s: %d s, rc %d (NOT GATING: not yet passed on merged main)\n' "$f" $((SECONDS - start)) "$r"
+    fi
   done
   return $rc
 }
@@ -56,8 +67,18 @@ for log in "$logdir"/*.log; do
   cat "$log"
 done
 printf '\n'
-pass=$(cat "$logdir"/*.log | grep -E '^# pass ' | awk '{s+=$3} END {print s+0}')
-fail=$(cat "$logdir"/*.log | grep -E '^# fail ' | awk '{s+=$3} END {print s+0}')
-echo "e2e: $pass passed, $fail failed"
+count() { # count <pass|fail> <logs…>: the node test runner's totals
+  local what=$1; shift
+  (($#)) || { echo 0; return; }
+  cat "$@" | grep -E "^# $what " | awk '{s+=$3} END {print s+0}'
+}
+gate_logs=(); other_logs=()
+for log in "$logdir"/*.log; do
+  if gating "$(basename "$log" .log)"; then gate_logs+=("$log"); else other_logs+=("$log"); fi
+done
+if ((${#other_logs[@]})); then
+  echo "e2e NOT GATING (${NOT_GATING[*]}): $(count pass "${other_logs[@]}") tests passed, $(count fail "${other_logs[@]}") tests failed"
+fi
+echo "e2e: $(count pass "${gate_logs[@]}") passed, $(count fail "${gate_logs[@]}") failed"
 rm -rf "$logdir"
 exit $status
