@@ -30,7 +30,14 @@ export const imagePullCheck: Check = {
       return undefined;
     }
     const ctr = ['ctr', '--address', socketPath(socket), '-n', 'k8s.io'];
-    const have = new Set((await ctx.sh.read([...ctr, 'images', 'ls', '-q'], { timeoutMs: 30_000 })).stdout.split('\n').map((l) => l.trim()));
+    const ls = await ctx.sh.read([...ctr, 'images', 'ls', '-q'], { allowFail: true, timeoutMs: 30_000 });
+    if (ls.code !== 0) {
+      return {
+        message: `cannot list the images of the container runtime at ${socket}: ${(ls.stderr.trim().split('\n').pop() ?? `exit ${ls.code}`).slice(0, 200)}`,
+        fix: `start containerd (systemctl start containerd) or set kubelet.criSocket to the runtime's socket; --ignore-preflight-errors ImagePull skips this check`,
+      };
+    }
+    const have = new Set(ls.stdout.split('\n').map((l) => l.trim()));
     const failed: string[] = [];
     for (const ref of controlPlaneImages(ctx).filter((r) => !have.has(r))) {
       ctx.log.info(`pulling ${ref}`);

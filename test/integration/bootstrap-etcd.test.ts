@@ -8,7 +8,7 @@ import { bootHost, type Host } from '../bed/bed.ts';
 import { assertSameTree, kc, snapshot, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 
 const PKI = '/etc/kubernetes/pki';
-const UNTIL_ETCD = ['--only', 'preflight,certs,kubeconfig,etcd', '--ignore-preflight-errors', 'FileExisting-kubelet,Service-kubelet', '--output', 'json'];
+const UNTIL_ETCD = ['--only', 'preflight,certs,kubeconfig,etcd', '--ignore-preflight-errors', 'FileExisting-kubelet,Service-kubelet,ImagePull', '--output', 'json'];
 const CONFIG = { distro: 'debian', apiServer: { extraSANs: ['api.example.test', '10.250.99.1'] } };
 
 const etcdctl = (host: Host, endpoint: string, cert: string, key: string, ...args: string[]) =>
@@ -51,7 +51,9 @@ describe('bootstrap through etcd on a real systemd host', { timeout: 600_000 }, 
   test('host name Node-A with no nodeName → node-a everywhere', async () => {
     const env = await host.readFile('/etc/default/etcd');
     assert.match(env, /^ETCD_NAME="node-a"$/m);
-    const subj = await host.execOk(['sh', '-c', "grep client-certificate-data /var/lib/kubelet/kubeconfig | awk '{print $2}' | base64 -d | openssl x509 -noout -subject"]);
+    // The kubelet kubeconfig names the kubelet's own cert store file (certificate, then key), not inline data.
+    assert.match(await host.readFile('/var/lib/kubelet/kubeconfig'), /client-certificate: \/var\/lib\/kubelet\/pki\/kubelet-client-current\.pem/);
+    const subj = await host.execOk(['openssl', 'x509', '-noout', '-subject', '-in', '/var/lib/kubelet/pki/kubelet-client-current.pem']);
     assert.match(subj, /O ?= ?system:nodes, CN ?= ?system:node:node-a/);
     const members = await etcdctl(host, 'https://127.0.0.1:2379', `${PKI}/apiserver-etcd-client.crt`, `${PKI}/apiserver-etcd-client.key`, 'member', 'list');
     assert.match(members.stdout, /, node-a, https:\/\/10\.250\./);
@@ -126,21 +128,24 @@ describe('bootstrap through etcd on a real systemd host', { timeout: 600_000 }, 
   });
 
   test('a kubelet client cert signed by a different CA is re-issued (same key)', async () => {
-    const kubeconfig = '/var/lib/kubelet/kubeconfig';
+    const current = '/var/lib/kubelet/pki/kubelet-client-current.pem';
+    const key = `openssl pkey -in ${current}`;
     await host.execOk(['bash', '-c', [
       'set -e; cd /root/evil',
-      `grep client-key-data ${kubeconfig} | awk '{print $2}' | base64 -d > k.key`,
+      `${key} > k.key`,
       'openssl req -new -key k.key -subj "/O=system:nodes/CN=system:node:node-a" -out k.csr 2>/dev/null',
       'openssl x509 -req -in k.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -out k.crt 2>/dev/null',
-      `sed -i "s|client-certificate-data: .*|client-certificate-data: $(base64 -w0 k.crt)|" ${kubeconfig}`,
+      // What a foreign writer leaves: the store file the symlink names now holds the foreign cert + our key.
+      `f=$(readlink -f ${current}); cat k.crt k.key > "$f"`,
+      `openssl verify -CAfile ${PKI}/ca.crt ${current} && exit 1 || true`,
     ].join('\n')]);
-    const keyBefore = await host.execOk(['sh', '-c', `grep client-key-data ${kubeconfig}`]);
+    const keyBefore = await host.execOk(['sh', '-c', key]);
     const r = await kc(host, ['run', 'bootstrap', ...UNTIL_ETCD]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.events.find((e) => e.step === 'kubeconfig' && e.event === 'step-done').changed, true);
-    const verify = await host.execOk(['bash', '-c', `grep client-certificate-data ${kubeconfig} | awk '{print $2}' | base64 -d > /root/kubelet.crt; openssl verify -CAfile ${PKI}/ca.crt /root/kubelet.crt`]);
+    const verify = await host.execOk(['openssl', 'verify', '-CAfile', `${PKI}/ca.crt`, current]);
     assert.match(verify, /OK/);
-    assert.equal(await host.execOk(['sh', '-c', `grep client-key-data ${kubeconfig}`]), keyBefore);
+    assert.equal(await host.execOk(['sh', '-c', key]), keyBefore);
   });
 
   test('a newly configured extra SAN re-issues the apiserver cert; CA and key kept', async () => {

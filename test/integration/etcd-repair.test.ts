@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { kc, stepsWith, writeConfig } from '../helpers/bed-cli.ts';
 
-const UNTIL_ETCD = ['run', 'bootstrap', '--only', 'preflight,certs,kubeconfig,etcd', '--ignore-preflight-errors', 'FileExisting-kubelet,Service-kubelet', '--output', 'json'];
+const UNTIL_ETCD = ['run', 'bootstrap', '--only', 'preflight,certs,kubeconfig,etcd', '--ignore-preflight-errors', 'FileExisting-kubelet,Service-kubelet,ImagePull', '--output', 'json'];
 const DATA = '/var/lib/etcd/default';
 
 describe('etcd data dir drift on a real systemd host', { timeout: 600_000 }, () => {
