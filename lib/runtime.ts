@@ -7,6 +7,7 @@ import { DbusSystemd, DryRunSystemd, type Systemd } from './host/systemd.ts';
 import { DryRunShell, RealShell, type Shell } from './host/sh.ts';
 import type { Context, Logger, RunOptions, TaskState } from './context.ts';
 import type { ResolvedConfig } from './types.ts';
+import { causeLine } from './host/cause.ts';
 
 /** The host effects of one run. */
 export interface HostBackends {
@@ -19,11 +20,21 @@ export interface HostBackends {
   close(): void;
 }
 
-/** Last `lines` journal lines of a unit, for error messages; empty if journalctl is unavailable. */
-export function journalReader(sh: Shell, lines = 15) {
-  return async (unit: string): Promise<string[]> => {
+/**
+ * Last `lines` journal lines of a unit, for error messages; empty if journalctl is unavailable.
+ * A process's own output reaches the journal through a stream and may land after systemd's
+ * "Failed with result" lines: when no line names a cause yet, it reads once more after 1 s.
+ */
+export function journalReader(sh: Shell, lines = 60) {
+  const read = async (unit: string): Promise<string[]> => {
     const r = await sh.read(['journalctl', '-u', unit, '-n', String(lines), '--no-pager', '-o', 'cat'], { allowFail: true, timeoutMs: 5_000 }).catch(() => undefined);
     return r && r.code === 0 ? r.stdout.trim().split('\n').filter(Boolean) : [];
+  };
+  return async (unit: string): Promise<string[]> => {
+    const first = await read(unit);
+    if (!first.length || causeLine(first)) return first;
+    await new Promise((r) => setTimeout(r, 1_000));
+    return read(unit);
   };
 }
 
