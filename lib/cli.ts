@@ -6,7 +6,7 @@
  * kubeception run <task> [--config FILE] [--distro NAME] [--only a,b] [--skip a,b] [--dry-run]
  *                        [--output text|json] [--concurrent] [--ignore-preflight-errors a,b]
  *                        [--url URL (--token T | --token-file F | $KUBECEPTION_TOKEN) --ca-cert-hash sha256:H…]   (join)
- * kubeception plan <task> [same options]
+ * kubeception plan <task> [same options] [--order-only]
  * ```
  */
 import { parseArgs } from 'citty';
@@ -34,6 +34,7 @@ const ARGS = {
   only: { type: 'string' },
   skip: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  'order-only': { type: 'boolean' },
   output: { type: 'string' },
   concurrent: { type: 'boolean' },
   'ignore-preflight-errors': { type: 'string' },
@@ -166,13 +167,23 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     try {
       const ctxFor = (step: string, log: import('./context.ts').Logger, signal: AbortSignal) =>
         makeContext({ config, options, backends: hb, log: redactingLogger(log, redactor), signal, packageDir: PACKAGE_DIR, step });
-      if (dry) {
-        const { formatPlan, planTask } = await import('./plan.ts');
-        const silent = { info() {}, warn() {} };
-        const entries = await planTask(task, ctxFor('plan', silent, new AbortController().signal), sel);
+      if (dry && args['order-only'] === true) {
+        const { formatPlan, orderOnly } = await import('./plan.ts');
+        const entries = orderOnly(task, sel);
         if (json) io.stdout(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries })}\n`);
-        else io.stdout(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`, `node: ${config.nodeName} (${config.localAPIEndpoint.advertiseAddress})`]));
+        else io.stdout(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`]));
         return ExitCode.ok;
+      }
+      if (dry) {
+        const { formatPlan, planTask, planTotals } = await import('./plan.ts');
+        const silent = { info() {}, warn() {} };
+        if (!('planned' in hb.files) || !hb.plannedApi) throw new Error('plan needs the dry-run backends');
+        const recorder = { files: hb.files as { planned: import('./host/files.ts').PlannedWrite[] }, systemd: hb.systemd as unknown as { planned: import('./host/systemd.ts').PlannedUnitAction[] }, sh: hb.sh as unknown as { planned: string[][] }, plannedApi: hb.plannedApi };
+        const entries = await planTask(task, (step, signal) => ctxFor(step, silent, signal), sel, recorder);
+        if (json) io.stdout(redactor.redact(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries, totals: planTotals(entries) })}\n`));
+        else io.stdout(redactor.redact(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`, `node: ${config.nodeName} (${config.localAPIEndpoint.advertiseAddress})`])));
+        const failed = entries.find((e) => e.error);
+        return !failed ? ExitCode.ok : failed.error!.badInput ? ExitCode.badInput : ExitCode.stepFailed;
       }
       const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('./runner.ts'), import('./run-output.ts')]);
       const rec = recordingSink(io, redactor, json);

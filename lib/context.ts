@@ -72,6 +72,8 @@ export interface Context {
   readonly signal: AbortSignal;
   /** True under `--dry-run`/`plan`: files and units are not changed. */
   readonly dryRun: boolean;
+  /** Under `--dry-run`/`plan`: the API writes the steps would make (see lib/k8s/planned.ts). */
+  readonly plannedApi?: import('./k8s/planned.ts').PlannedApiAction[];
   /** Absolute path of the kubeception package (for its manifests/ and distros/). */
   readonly packageDir: string;
 }

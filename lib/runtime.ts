@@ -7,6 +7,7 @@ import { DbusSystemd, DryRunSystemd, type Systemd } from './host/systemd.ts';
 import { DryRunShell, RealShell, type Shell } from './host/sh.ts';
 import type { Context, Logger, RunOptions, TaskState } from './context.ts';
 import type { ResolvedConfig } from './types.ts';
+import type { PlannedApiAction } from './k8s/planned.ts';
 import { causeLine } from './host/cause.ts';
 
 /** The host effects of one run. */
@@ -17,6 +18,8 @@ export interface HostBackends {
   dryRun: boolean;
   /** Task state shared by every step of the run. */
   state: TaskState;
+  /** Set by {@link dryRunBackends}: API writes recorded instead of made. */
+  plannedApi?: PlannedApiAction[];
   close(): void;
 }
 
@@ -46,10 +49,10 @@ export function realBackends(): HostBackends {
 }
 
 /** Backends that read the host and record every change instead of making it. */
-export function dryRunBackends(): HostBackends & { files: DryRunFiles; systemd: DryRunSystemd; sh: DryRunShell } {
+export function dryRunBackends(): HostBackends & { files: DryRunFiles; systemd: DryRunSystemd; sh: DryRunShell; plannedApi: PlannedApiAction[] } {
   const sh = new DryRunShell();
   const systemd = new DryRunSystemd(new DbusSystemd(journalReader(sh)));
-  return { files: new DryRunFiles(), systemd, sh, dryRun: true, state: {}, close: () => systemd.close() };
+  return { files: new DryRunFiles(), systemd, sh, dryRun: true, state: {}, plannedApi: [], close: () => systemd.close() };
 }
 
 /** Builds the context of one step. */
@@ -72,6 +75,7 @@ export function makeContext(p: {
     state: p.backends.state,
     signal: p.signal,
     dryRun: p.backends.dryRun,
+    ...(p.backends.plannedApi && { plannedApi: p.backends.plannedApi }),
     packageDir: p.packageDir,
   };
 }

@@ -16,7 +16,9 @@ export const USAGE = `usage:
   kubeception run join --url URL --token T --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
                        [--wait-for-network]
       (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN)
-  kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS]
+  kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--output json]
+                          simulates every step: the files, units, commands and API objects it would change
+                          [--order-only]: only the steps in order with their needs (reads nothing on the host)
   kubeception init [DIR] [--kubeception VERSION|TARBALL]   an editable site: config, tasks/, package.json
   kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
   kubeception token list [--output json]

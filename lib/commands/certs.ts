@@ -87,8 +87,10 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       return ExitCode.ok;
     }
     const api = await cluster(ctx, 'final');
-    const changed = await api.apply(await selfHostedManifests(ctx));
+    // The join service first: applying the self-hosted Secrets starts the kube-apiserver roll, during
+    // which requests may land on a surge instance that is still starting.
     if (renewed.includes('kubeception-join') || renewed.includes('apiserver')) await ensureJoinService(ctx);
+    const changed = await api.apply(await selfHostedManifests(ctx));
     io.stdout(`updated: ${changed.filter((r) => r.startsWith('Secret')).join(', ') || 'no Secret changed'}\n`);
     // The Secrets' digests on the pod templates roll the control plane; the join service is restarted.
     const rolled = await rollAndWait(ctx, api, [['DaemonSet', 'kube-apiserver'], ['Deployment', 'kube-controller-manager'], ['Deployment', 'kube-scheduler'], ['Deployment', 'kubeception-join']], { rolling: new Set(changed) });

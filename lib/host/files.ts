@@ -10,6 +10,7 @@
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { lineChanges } from '../util/diff.ts';
 
 /** Options for {@link HostFiles.write}. */
 export interface WriteOptions {
@@ -27,6 +28,12 @@ export interface PlannedWrite {
   path: string;
   mode?: number;
   bytes?: number;
+  /** For `write`: `create` (no file yet), `update` (content differs) or `mode` (only the mode differs). */
+  change?: 'create' | 'update' | 'mode';
+  /** For `write`: lines of the new content, and for `update` the lines added and removed (counts only). */
+  lines?: number;
+  added?: number;
+  removed?: number;
 }
 
 /** File operations on the host. Paths are absolute. */
@@ -165,15 +172,33 @@ export class DryRunFiles implements HostFiles {
     return this.real.exists(path);
   }
 
-  list(path: string): Promise<string[]> {
-    return this.real.list(path);
+  /** The real entries, plus files this run would create directly in `path`, minus those it would remove. */
+  async list(path: string): Promise<string[]> {
+    const names = new Set(await this.real.list(path));
+    const prefix = path.endsWith('/') ? path : `${path}/`;
+    for (const [p, v] of this.overlay) {
+      if (!p.startsWith(prefix) || p.slice(prefix.length).includes('/')) continue;
+      if (v === null) names.delete(p.slice(prefix.length));
+      else names.add(p.slice(prefix.length));
+    }
+    return [...names].sort();
   }
 
   async write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean> {
     const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
-    if ((await this.read(path)) === text) return false;
+    const before = await this.read(path);
+    const lines = text.split('\n').filter((l, i, a) => l || i < a.length - 1).length;
+    if (before === text) {
+      // Same content: only a mode drift of a real file is a change (as RealFiles.write rewrites it).
+      if (this.overlay.has(path)) return false;
+      const st = await statOrUndefined(path);
+      if (!st || (st.mode & 0o7777) === opts.mode) return false;
+      this.planned.push({ op: 'write', path, mode: opts.mode, bytes: Buffer.byteLength(text), change: 'mode', lines });
+      return true;
+    }
     this.overlay.set(path, text);
-    this.planned.push({ op: 'write', path, mode: opts.mode, bytes: Buffer.byteLength(text) });
+    const diff = before === undefined ? {} : lineChanges(before, text);
+    this.planned.push({ op: 'write', path, mode: opts.mode, bytes: Buffer.byteLength(text), change: before === undefined ? 'create' : 'update', lines, ...diff });
     return true;
   }
 

@@ -209,18 +209,39 @@ export class DryRunSystemd implements Systemd {
   async reload() {
     this.planned.push({ op: 'reload' });
   }
+  // Like the real calls, an action that would change nothing (an enabled unit enabled again, an active
+  // unit started) is not recorded, so a converged host plans no unit actions. An unreachable systemd
+  // counts as "would change".
+  private async fileState(unit: string) {
+    return this.real.unitFileState(unit).catch(() => 'unknown');
+  }
+  private async active(unit: string) {
+    return this.real.activeState(unit).catch(() => 'unknown');
+  }
   async enable(units: string[]) {
-    for (const unit of units) this.planned.push({ op: 'enable', unit });
-    return true;
+    let changed = false;
+    for (const unit of units) {
+      if ((await this.fileState(unit)) === 'enabled' || this.planned.some((p) => p.op === 'enable' && p.unit === unit)) continue;
+      this.planned.push({ op: 'enable', unit });
+      changed = true;
+    }
+    return changed;
   }
   async disable(units: string[]) {
-    for (const unit of units) this.planned.push({ op: 'disable', unit });
-    return true;
+    let changed = false;
+    for (const unit of units) {
+      if (['disabled', 'static', 'not-found', ''].includes(await this.fileState(unit))) continue;
+      this.planned.push({ op: 'disable', unit });
+      changed = true;
+    }
+    return changed;
   }
   async start(unit: string, opts: { restart?: boolean } = {}) {
+    if (!opts.restart && (await this.active(unit)) === 'active') return;
     this.planned.push({ op: opts.restart ? 'restart' : 'start', unit });
   }
   async stop(unit: string) {
+    if (['inactive', 'failed'].includes(await this.active(unit))) return;
     this.planned.push({ op: 'stop', unit });
   }
   activeState(unit: string) {

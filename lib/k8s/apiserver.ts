@@ -30,10 +30,12 @@ export async function adminTls(ctx: Pick<Context, 'files' | 'config'>, which: Wh
 }
 
 /** A client for `which` apiserver (admin credentials). */
-export async function cluster(ctx: Pick<Context, 'files' | 'config'>, which: Which): Promise<Cluster> {
+export async function cluster(ctx: Pick<Context, 'files' | 'config'> & Partial<Pick<Context, 'plannedApi'>>, which: Which): Promise<Cluster> {
   const { text, path } = await adminKubeconfig(ctx, which);
-  // Imported here, not at the top: @kubernetes/client-node is large and `plan` never needs it.
-  const { Cluster } = await import('./client.ts');
+  // Imported here, not at the top: @kubernetes/client-node is large and `plan --help` never needs it.
+  const { Cluster, DryRunCluster } = await import('./client.ts');
+  // Under plan/--dry-run: record writes; read only from an apiserver that answers with these credentials.
+  if (ctx.plannedApi) return new DryRunCluster(text, path, ctx.plannedApi, (await probeApiserver(ctx, which)) === undefined, which);
   return new Cluster(text, path);
 }
 

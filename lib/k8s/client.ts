@@ -6,6 +6,8 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { KubeceptionError } from '../errors.ts';
+import type { PlannedApiAction } from './planned.ts';
+import { withRetry } from '../util/retry.ts';
 
 /** A Kubernetes object as plain data (the manifests/ builders' output). */
 export type KubeObject = k8s.KubernetesObject & Record<string, unknown>;
@@ -24,11 +26,21 @@ function apiError(what: string, err: unknown, server: string): KubeceptionError 
   });
 }
 
+const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN']);
+/** A failure worth retrying: the connection was reset/refused, or HTTP 429/500/502/503/504. */
+export function isTransient(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: string; cause?: { code?: unknown } };
+  if (typeof e?.code === 'number') return [429, 500, 502, 503, 504].includes(e.code);
+  if (typeof e?.code === 'string' && TRANSIENT_CODES.has(e.code)) return true;
+  if (typeof e?.cause?.code === 'string' && TRANSIENT_CODES.has(e.cause.code)) return true;
+  return /socket hang up|ECONNRESET|ECONNREFUSED|EPIPE/.test(e?.message ?? '');
+}
+
 const refOf = (o: k8s.KubernetesObject) => `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
 
 /** A connection to one apiserver, from a kubeconfig's text. */
 export class Cluster {
-  private readonly api: k8s.KubernetesObjectApi;
+  protected readonly api: k8s.KubernetesObjectApi;
   private readonly kc: k8s.KubeConfig;
   readonly server: string;
 
@@ -49,10 +61,20 @@ export class Cluster {
     this.api = k8s.KubernetesObjectApi.makeApiClient(kc);
   }
 
+  /**
+   * Runs one request, retried on a transient failure (see {@link isTransient}) up to 4 times, 0.5 s
+   * then doubling: while a kube-apiserver surge rollout hands over the port, a connection may be
+   * reset or refused for a moment. Every request kubeception retries is idempotent (reads,
+   * server-side apply, patches that set values, deletes).
+   */
+  protected retrying<T>(fn: () => Promise<T>): Promise<T> {
+    return withRetry(fn, { tries: 4, delayMs: 500, backoff: 2 }, { retryIf: isTransient });
+  }
+
   /** The object, or undefined if it does not exist (404). */
   async read<T extends k8s.KubernetesObject>(ref: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): Promise<T | undefined> {
     try {
-      return (await this.api.read(ref as Parameters<k8s.KubernetesObjectApi["read"]>[0])) as T;
+      return (await this.retrying(() => this.api.read(ref as Parameters<k8s.KubernetesObjectApi["read"]>[0]))) as T;
     } catch (err) {
       if ((err as { code?: number }).code === 404) return undefined;
       throw apiError(`read ${refOf(ref)}`, err, this.server);
@@ -85,7 +107,7 @@ export class Cluster {
     const before = await this.read(ref);
     let after: k8s.KubernetesObject;
     try {
-      after = await this.api.patch(obj, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+      after = await this.retrying(() => this.api.patch(obj, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
     } catch (err) {
       throw apiError(`apply ${refOf(obj)}`, err, this.server);
     }
@@ -95,7 +117,7 @@ export class Cluster {
   /** Strategic-merge patch (merges lists such as `spec.taints` by key). */
   async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {
     try {
-      return await this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, undefined, FIELD_MANAGER, undefined, k8s.PatchStrategy.StrategicMergePatch);
+      return await this.retrying(() => this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, undefined, FIELD_MANAGER, undefined, k8s.PatchStrategy.StrategicMergePatch));
     } catch (err) {
       throw apiError(`patch ${refOf(ref)}`, err, this.server);
     }
@@ -104,7 +126,7 @@ export class Cluster {
   /** Lists objects of a kind (optionally in a namespace, by label selector). */
   async list<T extends k8s.KubernetesObject>(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<T[]> {
     try {
-      const r = await this.api.list<T>(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector);
+      const r = await this.retrying(() => this.api.list<T>(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector));
       return r.items;
     } catch (err) {
       throw apiError(`list ${kind}`, err, this.server);
@@ -114,7 +136,7 @@ export class Cluster {
   /** Deletes an object; false if it was already gone. */
   async delete(ref: k8s.KubernetesObject): Promise<boolean> {
     try {
-      await this.api.delete(ref);
+      await this.retrying(() => this.api.delete(ref));
       return true;
     } catch (err) {
       if ((err as { code?: number }).code === 404) return false;
@@ -177,4 +199,89 @@ export interface Watched<T> {
   list(): readonly T[];
   get(name: string): T | undefined;
   stop(): void;
+}
+
+/** An object without the fields the server maintains, for comparing a live object with a dry-run result. */
+function comparable(o: k8s.KubernetesObject | undefined): string {
+  if (!o) return '';
+  const { metadata, ...rest } = o as k8s.KubernetesObject & { status?: unknown };
+  const { resourceVersion: _rv, managedFields: _mf, generation: _g, uid: _u, creationTimestamp: _c, ...meta } = metadata ?? {};
+  delete (rest as { status?: unknown }).status;
+  return JSON.stringify({ ...rest, metadata: meta });
+}
+
+/**
+ * What `plan`/`--dry-run` talks to instead of {@link Cluster}: reads go to the apiserver when it
+ * answers (`online`), and every write is recorded in `planned` instead of made. Online, an apply or
+ * patch is sent with `dryRun=All` (the server validates and computes the result, persisting nothing)
+ * and recorded only if the result differs from the live object, so a converged cluster plans no API
+ * changes. Offline (a fresh host: nothing serves yet), reads find nothing and writes are recorded as
+ * `apply`, not compared.
+ * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
+ */
+export class DryRunCluster extends Cluster {
+  constructor(kubeconfig: string, source: string, private readonly planned: PlannedApiAction[], private readonly online: boolean, private readonly which: string) {
+    super(kubeconfig, source);
+  }
+
+  override async read<T extends k8s.KubernetesObject>(ref: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): Promise<T | undefined> {
+    return this.online ? super.read<T>(ref) : undefined;
+  }
+
+  override async list<T extends k8s.KubernetesObject>(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<T[]> {
+    return this.online ? super.list<T>(apiVersion, kind, namespace, labelSelector) : [];
+  }
+
+  private record(op: PlannedApiAction['op'], obj: k8s.KubernetesObject): void {
+    const ref = refOf(obj);
+    if (!this.planned.some((p) => p.op === op && p.ref === ref)) this.planned.push({ op, ref, ...(!this.online && { note: `the ${this.which} apiserver does not answer yet: not compared` }) });
+  }
+
+  override async apply(objects: readonly k8s.KubernetesObject[]): Promise<string[]> {
+    const changed: string[] = [];
+    for (const obj of objects) {
+      if (!this.online) {
+        this.record('apply', obj);
+        changed.push(refOf(obj));
+        continue;
+      }
+      const before = await this.read(obj as Parameters<Cluster['read']>[0]);
+      let after: k8s.KubernetesObject;
+      try {
+        after = await this.api.patch(obj, undefined, 'All', FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+      } catch (err) {
+        throw apiError(`apply (dry run) ${refOf(obj)}`, err, this.server);
+      }
+      if (before && comparable(before) === comparable(after)) continue;
+      this.record(before ? 'update' : 'create', obj);
+      changed.push(refOf(obj));
+    }
+    return changed;
+  }
+
+  override async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {
+    if (!this.online) {
+      this.record('patch', ref);
+      return { ...ref };
+    }
+    const before = await this.read(ref as Parameters<Cluster['read']>[0]);
+    let after: k8s.KubernetesObject;
+    try {
+      after = await this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, 'All', FIELD_MANAGER, undefined, k8s.PatchStrategy.StrategicMergePatch);
+    } catch (err) {
+      throw apiError(`patch (dry run) ${refOf(ref)}`, err, this.server);
+    }
+    if (comparable(before) !== comparable(after)) this.record('patch', ref);
+    return after;
+  }
+
+  override async delete(ref: k8s.KubernetesObject): Promise<boolean> {
+    if (this.online && !(await this.read(ref as Parameters<Cluster['read']>[0]))) return false;
+    this.record('delete', ref);
+    return true;
+  }
+
+  override async decideCsr(csr: k8s.V1CertificateSigningRequest): Promise<void> {
+    this.record('patch', { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: csr.metadata?.name } });
+  }
 }

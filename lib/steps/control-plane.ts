@@ -68,6 +68,7 @@ export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutc
 
 /** `wait-bootstrap-control-plane`: the bootstrap apiserver answers /readyz. */
 export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
+  if (ctx.dryRun) return { changed: false, detail: 'would wait for the bootstrap kube-apiserver /readyz' };
   // The pods' real state, from the kubelet: an image that cannot be pulled fails the wait at once;
   // a crash loop is named, with its last log lines, if the wait times out.
   const since = Date.now() - 60_000;
@@ -104,6 +105,7 @@ async function readNode(ctx: Context): Promise<V1Node | undefined> {
 
 /** `wait-node-registered`: the kubelet has registered this node's Node object. */
 export async function waitNodeRegistered(ctx: Context): Promise<StepOutcome> {
+  if (ctx.dryRun) return { changed: false, detail: `would wait for Node ${ctx.config.nodeName}` };
   let last = 'the Node does not exist yet';
   const node = await pollUntil(async () => {
     try {
@@ -138,6 +140,7 @@ export async function markControlPlane(ctx: Context): Promise<StepOutcome> {
  * stability check), 200 ms apart: a crash-looping pod breaks a streak within its ~2 s.
  */
 export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
+  if (ctx.dryRun) return { changed: false, detail: 'would wait for the self-hosted kube-apiserver /readyz, 10 in a row' };
   const probes = await waitApiserver(ctx, 'final', { timeoutMs: 300_000, intervalMs: 200, inARow: 10 });
   return { changed: false, detail: `stable after ${probes} probe(s)` };
 }

@@ -31,6 +31,7 @@ export function networkConditions(node: V1Node | undefined): { ready?: string; n
  * @throws TimeoutError `join-network-timeout` after {@link NODE_NETWORK_TIMEOUT_MS}, naming the conditions seen.
  */
 export async function waitNodeNetwork(ctx: Context): Promise<StepOutcome> {
+  if (ctx.dryRun) return { changed: false, detail: `would wait for Node ${ctx.config.nodeName} Ready with its pod network` };
   const path = kubeconfigPaths(ctx.config).kubelet;
   const { Cluster } = await import('../k8s/client.ts'); // on first use: `plan` must not load client-node
   const api = new Cluster((await ctx.files.read(path)) ?? '', path);

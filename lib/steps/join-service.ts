@@ -72,6 +72,7 @@ export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
 }
 
 async function waitDeploymentAvailable(ctx: Context, name: string, timeoutMs: number): Promise<void> {
+  if (ctx.dryRun) return;
   const api = await cluster(ctx, 'final');
   const available = await pollUntil(async () => {
     const d = await api.read<{ status?: { availableReplicas?: number } } & KubernetesObject>({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'kube-system' } });

@@ -116,6 +116,7 @@ export async function writeWorkerKubelet(ctx: Context): Promise<StepOutcome> {
  * kubeconfig; then the bootstrap kubeconfig (it holds the token) is removed.
  */
 export async function waitKubeletBootstrap(ctx: Context): Promise<StepOutcome> {
+  if (ctx.dryRun) return { changed: (await ctx.files.exists(bootstrapKubeletKubeconfig(ctx.config))) && (await ctx.files.remove(bootstrapKubeletKubeconfig(ctx.config))), detail: 'would wait for the kubelet client certificate, then remove the bootstrap kubeconfig' };
   if (await pollUntil(async () => (await alreadyJoined(ctx)) || undefined, { timeoutMs: 180_000, signal: ctx.signal })) {
     const removed = await ctx.files.remove(bootstrapKubeletKubeconfig(ctx.config));
     return { changed: removed, detail: `kubelet client certificate issued${removed ? '; bootstrap kubeconfig removed' : ''}` };

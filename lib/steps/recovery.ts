@@ -61,14 +61,16 @@ async function volumeFiles(api: Cluster, v: ProjectedVolume): Promise<Map<string
 
 /** The DaemonSet once its rollout is complete (every scheduled pod updated and available), else undefined after `timeoutMs`. */
 async function rolledOutDaemonSet(ctx: Context, api: Cluster, timeoutMs: number): Promise<V1DaemonSet | undefined> {
-  return pollUntil(async () => {
+  const look = async () => {
     // A rollout of the apiserver itself may refuse a request for a moment: retry until the deadline.
     const ds = await api.read<V1DaemonSet>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: NAMESPACE } }).catch(() => undefined);
     const s = ds?.status;
     if (!ds || !s || (s.observedGeneration ?? 0) < (ds.metadata?.generation ?? 0)) return undefined;
     const want = s.desiredNumberScheduled;
     return want > 0 && s.updatedNumberScheduled === want && s.numberAvailable === want ? ds : undefined;
-  }, { timeoutMs, intervalMs: 2_000, signal: ctx.signal });
+  };
+  // plan/--dry-run: one look, no wait (offline, the read finds nothing).
+  return ctx.dryRun ? look() : pollUntil(look, { timeoutMs, intervalMs: 2_000, signal: ctx.signal });
 }
 
 /**

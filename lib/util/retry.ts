@@ -6,13 +6,13 @@ import type { RetryPolicy } from '../dsl.ts';
 /**
  * Calls `fn` until it resolves, at most `policy.tries` times, waiting `delayMs × backoff^(n-1)`
  * between attempts (at most `maxDelayMs`), giving up once `maxRetryTimeMs` has passed. Bad-input errors
- * (exit code 2) and an aborted `signal` are not retried.
+ * (exit code 2), an aborted `signal`, and errors `opts.retryIf` rejects are not retried.
  * @returns what `fn` resolves to; rethrows the last error.
  */
 export async function withRetry<T>(
   fn: (attempt: number) => Promise<T>,
   policy: RetryPolicy,
-  opts: { signal?: AbortSignal; onRetry?: (err: unknown, attempt: number) => void; maxRetryTimeMs?: number; maxDelayMs?: number } = {},
+  opts: { signal?: AbortSignal; onRetry?: (err: unknown, attempt: number) => void; maxRetryTimeMs?: number; maxDelayMs?: number; retryIf?: (err: unknown) => boolean } = {},
 ): Promise<T> {
   if (policy.tries <= 1) return fn(1);
   return pRetry(
@@ -20,7 +20,7 @@ export async function withRetry<T>(
       try {
         return await fn(attempt);
       } catch (err) {
-        if (isBadInput(err) || opts.signal?.aborted) throw new AbortError(err as Error);
+        if (isBadInput(err) || opts.signal?.aborted || (opts.retryIf && !opts.retryIf(err))) throw new AbortError(err as Error);
         throw err;
       }
     },

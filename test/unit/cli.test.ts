@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { cli } from '../helpers/cli.ts';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 test('plan bootstrap: ordered steps with their needs', async () => {
-  const r = await cli(['plan', 'bootstrap', '--distro', 'debian']);
+  const r = await cli(['plan', 'bootstrap', '--distro', 'debian', '--order-only']);
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.split('\n').filter((l) => /^\s*\d+\. /.test(l));
   const ids = lines.map((l) => l.trim().split(/\s+/)[1]);
@@ -21,7 +21,7 @@ test('plan bootstrap: ordered steps with their needs', async () => {
 });
 
 test('plan --output json: one parseable event naming every step', async () => {
-  const r = await cli(['plan', 'bootstrap', '--distro', 'debian', '--output', 'json']);
+  const r = await cli(['plan', 'bootstrap', '--distro', 'debian', '--order-only', '--output', 'json']);
   assert.equal(r.code, 0, r.stderr);
   const ev = JSON.parse(r.stdout.trim());
   assert.equal(ev.event, 'plan');
@@ -29,7 +29,7 @@ test('plan --output json: one parseable event naming every step', async () => {
 });
 
 test('plan with the kubic distro: the kubic override replaces preflight and inserts container-runtime', async () => {
-  const r = await cli(['plan', 'bootstrap', '--distro', 'kubic', '--output', 'json']);
+  const r = await cli(['plan', 'bootstrap', '--distro', 'kubic', '--order-only', '--output', 'json']);
   assert.equal(r.code, 0, r.stderr);
   const steps = JSON.parse(r.stdout).steps as { id: string; title: string; needs: string[] }[];
   assert.match(steps.find((s) => s.id === 'preflight')!.title, /kubic/);
@@ -39,7 +39,7 @@ test('plan with the kubic distro: the kubic override replaces preflight and inse
 });
 
 test('--skip/--only show up as skip reasons in the plan', async () => {
-  const r = await cli(['plan', 'bootstrap', '--distro', 'debian', '--only', 'preflight,certs', '--skip', 'certs']);
+  const r = await cli(['plan', 'bootstrap', '--distro', 'debian', '--order-only', '--only', 'preflight,certs', '--skip', 'certs']);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /certs .*skip: skipped by --skip/);
   assert.match(r.stdout, /etcd .*skip: not selected by --only/);
@@ -99,8 +99,47 @@ test('run --output json of a site task: every line is a JSON event; a failed ste
   assert.match(r.stderr, /failed at step three/);
 });
 
+test('plan runs step bodies against the recording backends: it lists writes, unit actions, commands; later steps read the planned content; nothing is written', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kc-cli-'));
+  const target = join(dir, 'out');
+  mkdirSync(join(dir, 'tasks'));
+  mkdirSync(target);
+  writeFileSync(join(target, 'same.conf'), 'a\nb\n');
+  writeFileSync(join(target, 'changed.conf'), 'a\nb\nc\n');
+  writeFileSync(
+    join(dir, 'tasks', 'demo.ts'),
+    `import { step, task } from '${ROOT}/lib/dsl.ts';
+export default task('demo', [
+  step('write').run(async (ctx) => {
+    const a = await ctx.files.write('${target}/new.key', 'secret-bytes-1\\nsecret-bytes-2\\n', { mode: 0o600 });
+    const b = await ctx.files.write('${target}/same.conf', 'a\\nb\\n', { mode: 0o644 });
+    const c = await ctx.files.write('${target}/changed.conf', 'a\\nB\\nc\\nd\\n', { mode: 0o644 });
+    return { changed: a || b || c, detail: 'wrote' };
+  }),
+  step('reads-overlay').needs('write').run(async (ctx) => ({ changed: false, detail: 'sees ' + (await ctx.files.read('${target}/new.key'))?.split('\\n').length + ' lines; lists ' + (await ctx.files.list('${target}')).join(' ') })),
+  step('unit').needs('write').run(async (ctx) => { await ctx.sh.exec(['touch', '${target}/ran']); return { changed: true }; }),
+]);
+`,
+  );
+  writeFileSync(join(dir, 'kubeception.config.ts'), `export default { distro: 'debian' };\n`);
+  const r = await cli(['plan', 'demo'], dir);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`create  ${target}/new\\.key \\(0600, 2 lines\\)`));
+  assert.match(r.stdout, new RegExp(`update  ${target}/changed\\.conf \\(0644, \\+2 −1 lines\\)`));
+  assert.doesNotMatch(r.stdout, /(create|update|chmod) +\S+same\.conf/);
+  assert.match(r.stdout, /reads-overlay .*no changes \(sees 3 lines; lists changed\.conf new\.key same\.conf\)/);
+  assert.match(r.stdout, new RegExp(`run     touch ${target}/ran`));
+  assert.match(r.stdout, /2 step\(s\) would change the host: 2 file\(s\), 0 unit action\(s\), 1 command\(s\), 0 API object\(s\)/);
+  assert.doesNotMatch(r.stdout, /secret-bytes/);
+  assert.deepEqual(readdirSync(target).sort(), ['changed.conf', 'same.conf']);
+  assert.equal(readFileSync(join(target, 'changed.conf'), 'utf8'), 'a\nb\nc\n');
+  const j = JSON.parse((await cli(['plan', 'demo', '--output', 'json'], dir)).stdout);
+  assert.deepEqual(j.totals, { steps: 2, files: 2, units: 0, commands: 1, objects: 0 });
+  assert.equal(j.steps[0].changes.files[0].change, 'create');
+});
+
 test('Deno prints the same plan as Node (node_modules only, no network)', () => {
-  const args = ['plan', 'bootstrap', '--distro', 'debian'];
+  const args = ['plan', 'bootstrap', '--distro', 'debian', '--order-only'];
   const node = spawnSync(process.execPath, [join(ROOT, 'bin/kubeception.js'), ...args], { cwd: ROOT, encoding: 'utf8' });
   const deno = spawnSync(join(ROOT, 'node_modules/.bin/deno'), ['run', '-A', '--no-remote', join(ROOT, 'bin/kubeception.ts'), ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, DENO_NO_UPDATE_CHECK: '1' } });
   assert.equal(node.status, 0, node.stderr);

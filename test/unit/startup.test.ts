@@ -32,7 +32,7 @@ describe('CLI start-up from the build', () => {
   before(() => execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], { stdio: 'inherit' }));
   after(() => rmSync(tmp, { recursive: true, force: true }));
 
-  for (const [name, args, code] of [['--help', ['--help'], 0], ['an unknown command', ['frobnicate'], 2], ['plan bootstrap', ['plan', 'bootstrap'], 0]] as const) {
+  for (const [name, args, code] of [['--help', ['--help'], 0], ['an unknown command', ['frobnicate'], 2], ['plan bootstrap --order-only (loads the task file and the steps barrel)', ['plan', 'bootstrap', '--order-only'], 0]] as const) {
     it(`${name}: runs dist/ and loads no large library`, () => {
       const r = loads([...args]);
       assert.equal(r.code, code);
