@@ -1,5 +1,5 @@
 /**
- * CLI start-up: `kubeception --help`, `plan bootstrap` and two failing commands, each as a fresh
+ * CLI start-up: `kubeception --help`, `plan bootstrap --order-only` and two failing commands, each as a fresh
  * `node bin/kubeception.js …` process, next to `node -e 1` (the floor: Node itself) in the same
  * script. Runs are interleaved; prints the median wall time and the median CPU time (user + system
  * of the child, from bash's `times`) and their ratios to `node -e 1`. CPU time is the figure that
@@ -18,7 +18,7 @@ const BIN = join(REPO_ROOT, 'bin', 'kubeception.js');
 const CASES: [string, string[]][] = [
   ['node -e 1', ['-e', '1']],
   ['kubeception --help', [BIN, '--help']],
-  ['kubeception plan bootstrap', [BIN, 'plan', 'bootstrap']],
+  ['kubeception plan bootstrap --order-only', [BIN, 'plan', 'bootstrap', '--order-only']],
   ['kubeception frobnicate (exit 2)', [BIN, 'frobnicate']],
   ['kubeception run bootstrap --config /nonexistent.ts (exit 2)', [BIN, 'run', 'bootstrap', '--config', '/nonexistent.ts']],
 ];

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
-import { E2E_PREFIX, kc, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
+import { assertSameTree, E2E_PREFIX, kc, snapshot, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 import { assertBootstrapped, assertSameState, hostState } from '../helpers/converged.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
@@ -49,13 +49,47 @@ const RUN = ['run', 'bootstrap', '--output', 'json'];
 describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivot → Ready', { timeout: 1_800_000 }, () => {
   let host: Host;
   let first: KcResult;
+  const freshPlan: { text?: KcResult; json?: KcResult; before?: string; after?: string } = {};
   before(async () => {
     host = await bootHost({ name: `${E2E_PREFIX}cp1`, kubelet: true });
     await importKubeceptionImage(host);
     await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' } });
+    freshPlan.before = await snapshot(host);
+    freshPlan.text = await kc(host, ['plan', 'bootstrap']);
+    freshPlan.json = await kc(host, ['plan', 'bootstrap', '--output', 'json']);
+    freshPlan.after = await snapshot(host);
     first = await kc(host, RUN, { timeoutMs: 900_000 });
   });
   after(async () => host?.destroy());
+
+  test('plan on the fresh host lists the files, units and objects bootstrap would write, and writes nothing', () => {
+    assert.equal(freshPlan.json!.code, 0, freshPlan.json!.stderr);
+    assertSameTree(freshPlan.before!, freshPlan.after!, 'plan bootstrap');
+    const plan = JSON.parse(freshPlan.json!.stdout.trim());
+    const changes = (id: string) => plan.steps.find((s: any) => s.id === id)?.changes;
+    const files = (id: string) => changes(id).files.map((f: any) => `${f.change ?? f.op} ${f.path} ${(f.mode ?? 0).toString(8)}`);
+    assert.ok(files('certs').includes('create /etc/kubernetes/pki/ca.key 600'), files('certs').join('\n'));
+    assert.ok(files('certs').includes('create /etc/kubernetes/pki/apiserver.crt 644'));
+    assert.ok(files('kubeconfig').includes('create /etc/kubernetes/admin.conf 600'));
+    assert.ok(files('bootstrap-control-plane').includes('create /etc/kubernetes/manifests/bootstrap-kube-apiserver.yaml 644'));
+    assert.ok(changes('remove-bootstrap-control-plane').files.some((f: any) => f.op === 'remove' && f.path.endsWith('bootstrap-kube-apiserver.yaml')));
+    const units = (id: string) => changes(id).units.map((u: any) => `${u.op} ${u.unit}`);
+    assert.deepEqual(units('etcd'), ['enable etcd.service', 'start etcd.service']);
+    assert.deepEqual(units('kubelet-start'), ['enable kubelet.service', 'start kubelet.service']);
+    assert.ok(units('kubelet-pivot').includes('restart kubelet.service'));
+    const objects = changes('self-hosted-control-plane').objects.map((o: any) => o.ref);
+    for (const ref of ['DaemonSet/kube-system/kube-apiserver', 'Deployment/kube-system/kube-controller-manager', 'Deployment/kube-system/kube-scheduler', 'Secret/kube-system/kube-apiserver'])
+      assert.ok(objects.includes(ref), `${ref} in ${objects.join(', ')}`);
+    assert.ok(plan.totals.files >= 30 && plan.totals.units >= 6 && plan.totals.objects >= 15, JSON.stringify(plan.totals));
+    const text = freshPlan.text!.stdout;
+    assert.equal(freshPlan.text!.code, 0, freshPlan.text!.stderr);
+    assert.match(text, /^ 2\. certs .*→ would change/m);
+    assert.match(text, /create {2}\/etc\/kubernetes\/pki\/ca\.key \(0600, \d+ lines\)/);
+    assert.match(text, /enable {2}etcd\.service/);
+    assert.match(text, /apply {3}DaemonSet\/kube-system\/kube-apiserver/);
+    assert.match(text, /\d+ step\(s\) would change the host: \d+ file\(s\)/);
+    assert.doesNotMatch(text + freshPlan.json!.stdout, /PRIVATE KEY|BEGIN CERTIFICATE/);
+  });
 
   test('the run succeeds and every step did its work', () => {
     assert.equal(first.code, 0, `${first.stderr}\n${first.stdout.split('\n').slice(-15).join('\n')}`);
@@ -103,6 +137,17 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
       const ps = (await json(host, '-n', 'default', 'get', 'pods', '-l', 'app=probe')).items as any[];
       return ps.some((p) => p.status.phase === 'Running' && p.spec.nodeName === host.name) ? true : undefined;
     });
+  });
+
+  test('plan on the converged host: "no changes", and nothing changes (files, units, kube-system pods)', async () => {
+    const before = await hostState(host);
+    const text = await kc(host, ['plan', 'bootstrap']);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /no changes: the host is converged\./);
+    assert.doesNotMatch(text.stdout, /would change/);
+    const plan = JSON.parse((await kc(host, ['plan', 'bootstrap', '--output', 'json'])).stdout.trim());
+    assert.deepEqual(plan.totals, { steps: 0, files: 0, units: 0, commands: 0, objects: 0 });
+    assertSameState(before, await hostState(host), 'plan on a converged host');
   });
 
   test('re-run converges, measured from outside: every file kubeception writes, kube-system pods, unit starts unchanged', async () => {

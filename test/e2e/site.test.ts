@@ -44,11 +44,11 @@ describe('a site made by init, kubeception installed from a packed tarball', { t
     for (const d of [installed, tarball && dirname(tarball)]) if (d) rmSync(d, { recursive: true, force: true });
   });
 
-  test('npm pack → install into a clean directory → npx kubeception plan bootstrap', () => {
+  test('npm pack → install into a clean directory → npx kubeception plan bootstrap --order-only', () => {
     const kc = join(installed, 'node_modules', 'kubeception');
     assert.ok(existsSync(join(kc, 'lib', 'steps', 'index.ts')));
     assert.ok(!existsSync(join(kc, 'test')), 'tests are not packed');
-    const out = execFileSync('npx', ['kubeception', 'plan', 'bootstrap'], { cwd: installed, encoding: 'utf8' });
+    const out = execFileSync('npx', ['kubeception', 'plan', 'bootstrap', '--order-only'], { cwd: installed, encoding: 'utf8' }); // on this machine: read nothing of it
     assert.match(out, /^task bootstrap: \d+ steps/);
     assert.match(out, new RegExp(`task file: ${kc}/tasks/bootstrap.ts`));
   });

@@ -95,7 +95,7 @@ test('watcher: a running apiserver container that is starting is left alone unti
     s.set('tasks', `c1 ${process.pid} RUNNING\n`);
     await sleep(500);
     assert.equal(existsSync(s.active), false);
-    assert.ok(await eventually(() => existsSync(s.active), 10_000), 'activated once it did not serve for hungAfterS');
+    assert.ok(await eventually(() => existsSync(s.active), 30_000), 'activated once it did not serve for hungAfterS');
     assert.match(s.log(), /runs but does not serve/);
   } finally { s.stop(); }
 });
