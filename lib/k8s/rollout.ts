@@ -15,6 +15,21 @@ interface Workload extends KubernetesObject {
   status?: Record<string, number | undefined>;
 }
 
+interface PodLike extends KubernetesObject {
+  status?: { phase?: string; containerStatuses?: { ready?: boolean; restartCount?: number; state?: { waiting?: { reason?: string }; terminated?: { reason?: string } } }[] };
+}
+
+/** `key=value` pairs of a workload's rollout status, for errors. */
+const statusLine = (w?: Workload) =>
+  w ? `generation ${w.metadata?.generation ?? '?'}, ${Object.entries(w.status ?? {}).filter(([, v]) => typeof v === 'number').map(([k, v]) => `${k}=${v}`).join(' ')}` : 'never read';
+
+/** `name phase ready restarts reason` of a pod, for errors. */
+const podLine = (p: PodLike) => {
+  const c = p.status?.containerStatuses?.[0];
+  const reason = c?.state?.waiting?.reason ?? c?.state?.terminated?.reason;
+  return `${p.metadata?.name} ${p.status?.phase ?? '?'}${c ? ` ready=${c.ready} restarts=${c.restartCount}` : ''}${reason ? ` ${reason}` : ''}${p.metadata?.deletionTimestamp ? ' terminating' : ''}`;
+};
+
 /** True when the rollout of `w` is complete. */
 export function rolledOut(kind: Kind, w: Workload): boolean {
   const s = w.status ?? {};
@@ -43,11 +58,20 @@ export async function rollAndWait(ctx: Pick<Context, 'signal'>, api: Cluster, ta
     // A workload whose template just changed (`opts.rolling`, as `Kind/namespace/name`) is already rolling: only wait.
     if (!opts.rolling?.has(`${kind}/kube-system/${name}`))
       await pollUntil(() => api.patch(ref, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } }).then(() => true, () => undefined), { timeoutMs: 60_000, intervalMs: 1_000, signal: ctx.signal });
+    let last: Workload | undefined;
     const ok = await pollUntil(async () => {
       const w = await api.read<Workload>(ref).catch(() => undefined);
+      last = w ?? last;
       return w && rolledOut(kind, w) ? true : undefined;
     }, { timeoutMs, intervalMs: 1_000, signal: ctx.signal });
-    if (!ok) throw new TimeoutError('rollout-timeout', { what: `${kind} kube-system/${name}`, why: `the restart did not complete within ${timeoutMs / 1000} s`, fix: `check its pods: kubectl -n kube-system get pods -l component=${name}` });
+    if (!ok) {
+      const pods = await api.list<PodLike>('v1', 'Pod', 'kube-system', `component=${name}`).catch(() => []);
+      throw new TimeoutError('rollout-timeout', {
+        what: `${kind} kube-system/${name}`,
+        why: `the restart did not complete within ${timeoutMs / 1000} s (last status: ${statusLine(last)}; pods: ${pods.map(podLine).join('; ') || 'none'})`,
+        fix: `check its pods: kubectl -n kube-system get pods -l component=${name}`,
+      });
+    }
     done.push(`${kind}/${name}`);
   }
   return done;
