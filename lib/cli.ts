@@ -162,6 +162,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const ids = new Set(task.steps.map((s) => s.spec.id));
     for (const id of [...sel.only, ...sel.skip]) if (!ids.has(id)) throw unknownStep(task.name, id, [...ids]);
     const dry = args.command === 'plan' || args['dry-run'] === true;
+    if (args['order-only'] === true && !dry) throw usageError('--order-only applies to `plan` (or `run --dry-run`)');
     const { makeContext, realBackends, dryRunBackends } = await import('./runtime.ts');
     const hb = backends ?? (dry ? dryRunBackends() : realBackends());
     try {

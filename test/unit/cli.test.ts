@@ -54,6 +54,7 @@ const usage: [string, string[], RegExp][] = [
   ['unknown distro', ['plan', 'bootstrap', '--distro', 'gentoo'], /distro "gentoo".*known: debian, kubic/s],
   ['missing --config file', ['plan', 'bootstrap', '--config', '/nonexistent/k.ts'], /--config \/nonexistent\/k.ts/],
   ['join without --url', ['run', 'join', '--distro', 'debian'], /--url/],
+  ['--order-only on a real run', ['run', 'bootstrap', '--distro', 'debian', '--only', 'preflight', '--order-only'], /--order-only applies to `plan`/],
 ];
 for (const [name, argv, msg] of usage)
   test(`exit 2: ${name}`, async () => {
