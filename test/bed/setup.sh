@@ -3,7 +3,7 @@
 # binaries and the addon binaries (CoreDNS, flannel, the flannel CNI plugin) built from the Go module proxy,
 # and the OCI images (all cached under ${KUBECEPTION_CACHE:-/var/cache/kubeception}, keyed by version).
 # Idempotent; run as root. Cold: 13.5 min measured on 2 cores (Kubernetes 567 s, addons 200 s, images 22 s);
-# on 2 cores; warm: seconds.
+# warm: seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive
