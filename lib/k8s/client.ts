@@ -175,10 +175,18 @@ export class Cluster {
     let synced = false;
     let stopped = false;
     for (const verb of ['add', 'update', 'delete'] as const) lw.on(verb, () => onChange());
-    const start = () => lw.start().then(() => { synced = true; onChange(); }, () => undefined);
-    lw.on('error', () => {
-      if (!stopped) setTimeout(start, 2_000);
-    });
+    // A failed first list (the apiserver or the Service network not there yet) rejects start() and
+    // may emit no 'error' event: retry on both, one timer at a time, until stopped.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const retry = () => {
+      if (stopped || timer) return;
+      timer = setTimeout(() => {
+        timer = undefined;
+        void start();
+      }, 2_000);
+    };
+    const start = () => lw.start().then(() => { synced = true; onChange(); }, retry);
+    lw.on('error', retry);
     void start();
     return {
       synced: () => synced,
@@ -186,6 +194,7 @@ export class Cluster {
       get: (name) => lw.get(name, res.namespace),
       stop: () => {
         stopped = true;
+        if (timer) clearTimeout(timer);
         void lw.stop();
       },
     };
