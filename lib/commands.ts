@@ -72,7 +72,7 @@ export async function serveJoinCommand(args: Args, io: IO): Promise<number> {
   const [certPem, keyPem] = await Promise.all(['tls.crt', 'tls.key'].map((f) => fs.readFile(join(dir, f), 'utf8')));
   // Loaded only here: the CLI's other commands start without the server's libraries.
   const [{ serveJoin }, { watchDiscoverySource }] = await Promise.all([import('./join/server.ts'), import('./join/watch-source.ts')]);
-  const source = watchDiscoverySource();
+  const source = watchDiscoverySource('in-cluster', stamp(io));
   const server = await serveJoin({ listen: args.listen as string, tls: { certPem: certPem!, keyPem: keyPem! }, source, limits: rate ? { ratePoints: rate } : {}, log: stamp(io) });
   await untilSignal();
   source.stop();

@@ -6,7 +6,7 @@
  * Inputs: the run's events (which steps changed, were skipped or failed), the task state the steps
  * wrote ({@link TaskState.joinInfo}, {@link TaskState.join}) and the config.
  */
-import { apiserverUrls, kubeconfigPaths } from './k8s/endpoints.ts';
+import { controlPlaneUrl, kubeconfigPaths } from './k8s/endpoints.ts';
 import type { RunEvent } from './events.ts';
 import type { TaskState } from './context.ts';
 import type { ResolvedConfig } from './types.ts';
@@ -61,7 +61,7 @@ export function resultEvent(s: SummaryInput): ResultEvent {
   };
   if (s.state.join) r.endpoint = s.state.join.apiserver;
   else if (s.state.joinInfo || s.task === 'bootstrap') {
-    r.endpoint = s.config.controlPlaneEndpoint ? `https://${s.config.controlPlaneEndpoint}` : apiserverUrls(s.config).final;
+    r.endpoint = controlPlaneUrl(s.config);
     r.adminKubeconfig = kubeconfigPaths(s.config).admin;
   }
   const j = s.state.joinInfo;

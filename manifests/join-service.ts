@@ -106,7 +106,8 @@ export function joinDeployment(image: string): Manifest<V1Deployment> {
           containers: [{
             ...pod.container,
             ports: [{ name: 'https', containerPort: JOIN_CONTAINER_PORT, protocol: 'TCP' }],
-            readinessProbe: { httpGet: { scheme: 'HTTPS', path: '/healthz', port: JOIN_CONTAINER_PORT }, periodSeconds: 2, failureThreshold: 3 },
+            readinessProbe: { httpGet: { scheme: 'HTTPS', path: '/readyz', port: JOIN_CONTAINER_PORT }, periodSeconds: 2, failureThreshold: 3 },
+            livenessProbe: { httpGet: { scheme: 'HTTPS', path: '/healthz', port: JOIN_CONTAINER_PORT }, periodSeconds: 10, failureThreshold: 6, timeoutSeconds: 5 },
             volumeMounts: [{ name: 'tls', mountPath: JOIN_TLS_DIR, readOnly: true }, { name: 'tmp', mountPath: '/tmp' }],
           }],
           volumes: [{ name: 'tls', secret: { secretName: JOIN_TLS_SECRET, defaultMode: 0o440 } }, { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],

@@ -54,8 +54,8 @@ export async function decide(csr: CsrLike, node: (name: string) => NodeLike | un
 export function runApprover(log: (line: string) => void, kubeconfig = 'in-cluster', signal?: AbortSignal): void {
   const api = new Cluster(kubeconfig, kubeconfig === 'in-cluster' ? 'service account' : 'kubeconfig');
   const inFlight = new Set<string>();
-  const nodes = api.watch<NodeLike & { metadata?: { name?: string } }>({ apiVersion: 'v1', kind: 'Node', path: '/api/v1/nodes' }, () => sweep());
-  const csrs = api.watch<CsrLike & { metadata?: { name?: string } }>({ apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests' }, () => sweep());
+  const nodes = api.watch<NodeLike & { metadata?: { name?: string } }>({ apiVersion: 'v1', kind: 'Node', path: '/api/v1/nodes' }, () => sweep(), { log });
+  const csrs = api.watch<CsrLike & { metadata?: { name?: string } }>({ apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests' }, () => sweep(), { log });
   function sweep() {
     if (!nodes.synced() || !csrs.synced()) return;
     for (const csr of csrs.list()) {

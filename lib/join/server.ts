@@ -7,7 +7,9 @@
  * - `GET /cluster-info?token-id=<id>` → 200 `{ kubeconfig, jws }` (the cluster-info kubeconfig and its
  *   detached JWS for that token; the worker verifies both); 400 `token-id-malformed`; 404
  *   `token-unknown`; 410 `token-expired`; 503 `not-signed-yet` / `not-ready` with `Retry-After`.
- * - `GET /healthz` → `ok`.
+ * - `GET /healthz` → 200 `ok` while the process serves (liveness).
+ * - `GET /readyz` → 200 once the cache holds cluster-info and the token index, else 503 `not-ready`
+ *   (the pod's readiness: the Service sends no worker to a pod that would answer 503).
  * - 429 `rate-limited` with `Retry-After` beyond the per-client limit; 405/404 otherwise; 413 for any
  *   request with a body; slow or idle connections are cut off (see {@link ServerLimits}).
  *
@@ -63,6 +65,7 @@ export interface JoinServerOptions {
 }
 
 const ID_RE = /^[a-z0-9]{6}$/;
+const NOT_READY = { status: 503, body: { code: 'not-ready', message: 'the join service has not read cluster-info yet' }, headers: { 'retry-after': '1' } };
 
 function send(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
@@ -73,12 +76,13 @@ function send(res: ServerResponse, status: number, body: object, headers: Record
 export function answer(req: Pick<IncomingMessage, 'method' | 'url'>, source: DiscoverySource, now: number): { status: number; body: object; headers?: Record<string, string> } {
   const url = new URL(req.url ?? '/', 'https://join.invalid');
   if (url.pathname === '/healthz') return { status: 200, body: { status: 'ok' } };
+  if (url.pathname === '/readyz') return source.ready() && source.clusterInfo() ? { status: 200, body: { status: 'ok' } } : NOT_READY;
   if (url.pathname !== '/cluster-info') return { status: 404, body: { code: 'not-found', message: 'see GET /cluster-info?token-id=<id>' } };
   if (req.method !== 'GET') return { status: 405, body: { code: 'method-not-allowed' }, headers: { allow: 'GET' } };
   const id = url.searchParams.get('token-id') ?? '';
   if (!ID_RE.test(id)) return { status: 400, body: { code: 'token-id-malformed', message: 'token-id must be the 6 characters [a-z0-9] before the dot of the token' } };
   const info = source.clusterInfo();
-  if (!source.ready() || !info) return { status: 503, body: { code: 'not-ready', message: 'the join service has not read cluster-info yet' }, headers: { 'retry-after': '1' } };
+  if (!source.ready() || !info) return NOT_READY;
   switch (verdict(id, source.index(), info.jws, now)) {
     case 'signed':
       return { status: 200, body: { kubeconfig: info.kubeconfig, jws: info.jws[id] } };

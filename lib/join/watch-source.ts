@@ -10,13 +10,16 @@ import type { DiscoverySource } from './server.ts';
 
 type ConfigMap = { metadata?: { name?: string }; data?: Record<string, string> };
 
-/** Starts the informers with the pod's ServiceAccount (or `kubeconfig` text). */
-export function watchDiscoverySource(kubeconfig = 'in-cluster'): DiscoverySource & { stop(): void } {
+/**
+ * Starts the informers with the pod's ServiceAccount (or `kubeconfig` text).
+ * @param log one line per failed or timed-out list/watch (object names only, never contents).
+ */
+export function watchDiscoverySource(kubeconfig = 'in-cluster', log: (line: string) => void = () => undefined): DiscoverySource & { stop(): void } {
   const api = new Cluster(kubeconfig, kubeconfig === 'in-cluster' ? 'service account' : 'kubeconfig');
   let info: ReturnType<typeof splitClusterInfo>;
   let index: TokenIndex = new Map();
   const cm = (namespace: string, name: string, onChange: (c: ConfigMap | undefined) => void) => {
-    const w = api.watch<ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', namespace, path: `/api/v1/namespaces/${namespace}/configmaps`, fieldSelector: `metadata.name=${name}` }, () => onChange(w.get(name)));
+    const w = api.watch<ConfigMap>({ apiVersion: 'v1', kind: 'ConfigMap', namespace, path: `/api/v1/namespaces/${namespace}/configmaps`, fieldSelector: `metadata.name=${name}` }, () => onChange(w.get(name)), { log });
     return w;
   };
   const ci = cm(CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME, (c) => (info = splitClusterInfo(c?.data)));

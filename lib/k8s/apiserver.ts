@@ -29,14 +29,19 @@ export async function adminTls(ctx: Pick<Context, 'files' | 'config'>, which: Wh
   return { ca: k.caPem, cert: k.certPem, key: k.keyPem };
 }
 
-/** A client for `which` apiserver (admin credentials). */
+/**
+ * A client for `which` apiserver *of this node* (admin credentials): the server is always the local
+ * URL (apiserverUrls), never admin.conf's, which names the controlPlaneEndpoint when one is set —
+ * the steps check this node's apiserver, not whichever one a load balancer picks.
+ */
 export async function cluster(ctx: Pick<Context, 'files' | 'config'> & Partial<Pick<Context, 'plannedApi'>>, which: Which): Promise<Cluster> {
   const { text, path } = await adminKubeconfig(ctx, which);
+  const server = apiserverUrls(ctx.config)[which];
   // Imported here, not at the top: @kubernetes/client-node is large and `plan --help` never needs it.
   const { Cluster, DryRunCluster } = await import('./client.ts');
   // Under plan/--dry-run: record writes; read only from an apiserver that answers with these credentials.
-  if (ctx.plannedApi) return new DryRunCluster(text, path, ctx.plannedApi, (await probeApiserver(ctx, which)) === undefined, which);
-  return new Cluster(text, path);
+  if (ctx.plannedApi) return new DryRunCluster(text, path, ctx.plannedApi, (await probeApiserver(ctx, which)) === undefined, which, server);
+  return new Cluster(text, path, server);
 }
 
 /** One `/readyz` probe: undefined if ready, else why not. */

@@ -48,11 +48,19 @@ export class Cluster {
    * @param kubeconfig kubeconfig YAML (e.g. admin.conf), or `in-cluster` for a pod's service account;
    *   `source` names it in errors.
    */
-  constructor(kubeconfig: string, source: string) {
+  /**
+   * @param kubeconfig kubeconfig text, or `in-cluster` for the pod's ServiceAccount.
+   * @param source what to name in errors (a path, "service account").
+   * @param server if given, replaces the current context's cluster server URL (same CA and credentials).
+   * @throws KubeceptionError `kubeconfig-invalid`.
+   */
+  constructor(kubeconfig: string, source: string, server?: string) {
     const kc = new k8s.KubeConfig();
     try {
       if (kubeconfig === 'in-cluster') kc.loadFromCluster();
       else kc.loadFromString(kubeconfig);
+      const current = kc.getCurrentCluster();
+      if (server && current) kc.loadFromOptions({ clusters: kc.clusters.map((c) => (c.name === current.name ? { ...c, server } : c)), users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext });
     } catch (err) {
       throw new KubeceptionError('kubeconfig-invalid', { what: source, why: `not a valid kubeconfig: ${(err as Error).message}`, fix: 'run the kubeconfig step to rewrite it', cause: err });
     }
@@ -163,39 +171,75 @@ export class Cluster {
   }
 
   /**
-   * A watch-backed cache (an informer) of one collection: listed once, then kept current by a
-   * watch, restarted 2 s after an error. No apiserver request per read.
+   * A watch-backed cache (an informer) of one collection: listed, then kept current by a watch.
+   * No apiserver request per read. The library's ListWatch has no timeout of its own (a list or a
+   * watch request to an apiserver that accepted the connection and went away hangs for good), so
+   * each ListWatch is one *generation*: a new one replaces it when its list and watch are not
+   * established within `startTimeoutMs` (default 20 s), 2 s after any error, and every
+   * `relistMs` (default 5 min ± 20 %, as client-go's reflector times out its watches) so a watch
+   * silently cut off is noticed. Reads see the last generation that listed; until the first one
+   * does, the cache is empty and `synced()` false.
    * @param path the collection's URL path, e.g. `/api/v1/namespaces/kube-public/configmaps`.
    * @param fieldSelector e.g. `metadata.name=cluster-info` (lets RBAC `resourceNames` allow list/watch).
-   * @param onChange called after every add, update or delete.
+   * @param onChange called after every add, update or delete, and after each generation's list.
+   * @param opts.log one line per failed or timed-out generation (no object contents).
    */
-  watch<T extends k8s.KubernetesObject>(res: { apiVersion: string; kind: string; namespace?: string; path: string; fieldSelector?: string }, onChange: () => void = () => undefined): Watched<T> {
+  watch<T extends k8s.KubernetesObject>(
+    res: { apiVersion: string; kind: string; namespace?: string; path: string; fieldSelector?: string },
+    onChange: () => void = () => undefined,
+    opts: { log?: (line: string) => void; startTimeoutMs?: number; relistMs?: number; retryMs?: number } = {},
+  ): Watched<T> {
+    const { log = () => undefined, startTimeoutMs = 20_000, relistMs = 300_000, retryMs = 2_000 } = opts;
+    const what = `${res.kind} ${res.path}${res.fieldSelector ? `?fieldSelector=${res.fieldSelector}` : ''}`;
     const listFn = () => this.api.list<T>(res.apiVersion, res.kind, res.namespace, undefined, undefined, undefined, res.fieldSelector);
-    const lw = new k8s.ListWatch<T>(res.path, new k8s.Watch(this.kc), listFn, false, undefined, res.fieldSelector);
-    let synced = false;
+    let current: k8s.ListWatch<T> | undefined;
+    let generation = 0;
     let stopped = false;
-    for (const verb of ['add', 'update', 'delete'] as const) lw.on(verb, () => onChange());
-    // A failed first list (the apiserver or the Service network not there yet) rejects start() and
-    // may emit no 'error' event: retry on both, one timer at a time, until stopped.
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const retry = () => {
-      if (stopped || timer) return;
+    /** Starts a new generation after `ms`, replacing any timer already set (one timer at a time). */
+    const schedule = (ms: number, why?: string) => {
+      if (stopped) return;
+      if (timer) clearTimeout(timer);
       timer = setTimeout(() => {
         timer = undefined;
-        void start();
-      }, 2_000);
+        if (why) log(`watch ${what}: ${why}; listing again`);
+        begin();
+      }, ms);
+      timer.unref?.();
     };
-    const start = () => lw.start().then(() => { synced = true; onChange(); }, retry);
-    lw.on('error', retry);
-    void start();
+    const begin = () => {
+      const mine = ++generation;
+      const lw = new k8s.ListWatch<T>(res.path, new k8s.Watch(this.kc), listFn, false, undefined, res.fieldSelector);
+      const live = () => mine === generation && !stopped;
+      let failed = false;
+      for (const verb of ['add', 'update', 'delete'] as const) lw.on(verb, () => { if (live() && lw === current) onChange(); });
+      // The library reports a failed list or a broken watch as an 'error' event (and may also reject start()).
+      const fail = (err: unknown) => {
+        if (!live() || failed) return;
+        failed = true;
+        void lw.stop();
+        schedule(retryMs, `${(err as Error)?.message ?? String(err)}`);
+      };
+      lw.on('error', fail);
+      schedule(startTimeoutMs, `no list and watch within ${startTimeoutMs / 1000} s`);
+      lw.start().then(() => {
+        if (!live() || failed) return void lw.stop();
+        const previous = current;
+        current = lw;
+        if (previous) void previous.stop();
+        schedule(relistMs * (0.8 + Math.random() * 0.4));
+        onChange();
+      }, fail);
+    };
+    begin();
     return {
-      synced: () => synced,
-      list: () => lw.list(res.namespace),
-      get: (name) => lw.get(name, res.namespace),
+      synced: () => current !== undefined,
+      list: () => current?.list(res.namespace) ?? [],
+      get: (name) => current?.get(name, res.namespace),
       stop: () => {
         stopped = true;
         if (timer) clearTimeout(timer);
-        void lw.stop();
+        if (current) void current.stop();
       },
     };
   }
@@ -229,8 +273,8 @@ function comparable(o: k8s.KubernetesObject | undefined): string {
  * @see https://kubernetes.io/docs/reference/using-api/api-concepts/#dry-run
  */
 export class DryRunCluster extends Cluster {
-  constructor(kubeconfig: string, source: string, private readonly planned: PlannedApiAction[], private readonly online: boolean, private readonly which: string) {
-    super(kubeconfig, source);
+  constructor(kubeconfig: string, source: string, private readonly planned: PlannedApiAction[], private readonly online: boolean, private readonly which: string, server?: string) {
+    super(kubeconfig, source, server);
   }
 
   override async read<T extends k8s.KubernetesObject>(ref: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): Promise<T | undefined> {

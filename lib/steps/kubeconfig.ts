@@ -18,7 +18,7 @@ import type { PkiError } from '../pki/errors.ts';
 import { kubeletClientCurrent, readKubeletClient, writeKubeletClient } from './kubelet-client.ts';
 import { reconcileLeaf } from '../pki/reconcile.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
-import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
+import { apiserverUrls, controlPlaneUrl, kubeconfigPaths } from '../k8s/endpoints.ts';
 import { renewalWindowDays } from './certs.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
@@ -44,7 +44,10 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
   const urls = apiserverUrls(config);
   const paths = kubeconfigPaths(config);
   const targets: Record<string, [string, string][]> = {
-    admin: [[paths.admin, urls.final], [paths.bootstrapAdmin, urls.bootstrap]],
+    // admin.conf is the operator's: on the controlPlaneEndpoint when set (kubeadm's admin.conf); the
+    // controllers and this node's kubelet talk to the local apiserver (kubeadm's
+    // ControlPlaneKubeletLocalMode), and kubeception's own client does too (lib/k8s/apiserver.ts).
+    admin: [[paths.admin, controlPlaneUrl(config)], [paths.bootstrapAdmin, urls.bootstrap]],
     'controller-manager': [[paths.controllerManager, urls.final], [paths.bootstrapControllerManager, urls.bootstrap]],
     scheduler: [[paths.scheduler, urls.final], [paths.bootstrapScheduler, urls.bootstrap]],
   };

@@ -21,6 +21,12 @@ async function deno(host: Host, args: string[]) {
   return { ...r, events };
 }
 
+/** The join service's pods and their last log lines, for a failed join's message. */
+async function joinServiceState(cp: Host): Promise<string> {
+  const k = (args: string[]) => cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', ...args]).then((x) => x.stdout + x.stderr);
+  return `join service pods:\n${await k(['get', 'pods', '-o', 'wide', '-l', 'app.kubernetes.io/name=kubeception-join'])}\nlogs:\n${await k(['logs', '--tail', '40', '-l', 'app.kubernetes.io/name=kubeception-join'])}`;
+}
+
 describe('Deno end to end on the bed: bootstrap and join', { timeout: 1_800_000 }, () => {
   let cp: Host;
   let worker: Host;
@@ -45,7 +51,7 @@ describe('Deno end to end on the bed: bootstrap and join', { timeout: 1_800_000 
     const line = await kc(cp, ['token', 'create', '--print-join-command']);
     assert.equal(line.code, 0, line.stderr);
     const r = await deno(worker, ['run', 'join', ...line.stdout.trim().split(/\s+/).slice(4)]);
-    assert.equal(r.code, 0, `${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}`);
+    assert.equal(r.code, 0, `${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}\n${r.code ? await joinServiceState(cp) : ''}`);
     let ready = '';
     for (let i = 0; i < 90 && ready !== 'True'; i++) {
       ready = (await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, 'get', 'node', worker.name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'])).stdout.trim();

@@ -1,7 +1,7 @@
 /**
  * Cluster DNS and the pod network on the bed: a control plane and two workers whose hosts have no CNI
  * config and no hand-made pod routes (`cni: 'none'`), so every pod packet between nodes goes over the
- * flannel VXLAN kubeception installs. CoreDNS answers cluster names from a pod on a worker; a Service
+ * flannel VXLAN kubeception installs; worker 2 joins through worker 1's NodePort. CoreDNS answers cluster names from a pod on a worker; a Service
  * backed by a pod on the other worker answers by name and ClusterIP from worker 1 and from the control
  * plane; re-running bootstrap changes no addon object and restarts no pod. A second cluster with
  * `networking.plugin: 'none'` bootstraps, says what is missing and has nothing of flannel.
@@ -40,8 +40,11 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
     const line = r.stdout.split('\n').find((l) => l.includes('kubeception run join'));
     assert.ok(line, `no join command printed:\n${r.stdout.slice(-2000)}`);
     const joinArgs = line.trim().split(/\s+/).slice(line.trim().split(/\s+/).indexOf('join') + 1);
-    for (const w of [w1, w2]) {
-      const j = await kc(w, ['run', 'join', ...joinArgs, '--wait-for-network'], { timeoutMs: 600_000 });
+    // Worker 2 joins through worker 1's NodePort: kube-proxy on w1 sends it over flannel to the join pod on the control plane.
+    const viaW1 = joinArgs.map((a, i) => (joinArgs[i - 1] === '--url' ? `https://${w1.ip}:30000` : a));
+    assert.notDeepEqual(viaW1, joinArgs, `no --url in ${joinArgs.join(' ')}`);
+    for (const [w, args] of [[w1, joinArgs], [w2, viaW1]] as const) {
+      const j = await kc(w, ['run', 'join', ...args, '--wait-for-network'], { timeoutMs: 600_000 });
       assert.equal(j.code, 0, `join ${w.name} failed:\n${j.stderr}\n${j.stdout.slice(-2000)}`);
       assert.match(j.stdout + j.stderr, /wait-node-network/);
     }

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:tls';
 import { request } from 'node:https';
-import { serveJoin, type DiscoverySource } from '../../../lib/join/server.ts';
+import { answer, serveJoin, type DiscoverySource } from '../../../lib/join/server.ts';
 import { entryFor, type TokenIndex } from '../../../lib/join/token-index.ts';
 import { makeCa, makeLeaf } from './fixtures.ts';
 
@@ -46,6 +46,16 @@ after(async () => {
 });
 
 describe('join server', () => {
+  test('/readyz is 503 not-ready until the cache has listed and holds cluster-info; /healthz is 200 throughout', () => {
+    const at = (ready: boolean, info: boolean) => {
+      const src: DiscoverySource = { ...source, ready: () => ready, clusterInfo: () => (info ? source.clusterInfo() : undefined) };
+      return ['/readyz', '/healthz', '/cluster-info?token-id=kubecp'].map((url) => `${answer({ method: 'GET', url }, src, now).status}`).join(' ');
+    };
+    assert.equal(at(false, false), '503 200 503');
+    assert.equal(at(true, false), '503 200 503');
+    assert.equal(at(true, true), '200 200 200');
+  });
+
   test('answers from the cache: signed (also a token it did not index), expired, forgotten, unknown, not signed yet, malformed', async () => {
     const code = async (id: string) => {
       const r = await get(srv.port, `/cluster-info?token-id=${id}`);

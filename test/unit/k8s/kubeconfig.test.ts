@@ -5,7 +5,7 @@ import { parseKubeconfig, renderKubeconfig } from '../../../lib/k8s/kubeconfig.t
 import { probeApiserver } from '../../../lib/k8s/apiserver.ts';
 import { ensureKubeconfigs } from '../../../lib/steps/kubeconfig.ts';
 import { DryRunFiles } from '../../../lib/host/files.ts';
-import { sampleConfig } from '../pki/fixtures.ts';
+import { copyOfFreshPki, removeDir, sampleConfig } from '../pki/fixtures.ts';
 
 test('parseKubeconfig: garbage and non-mappings report an error; a rendered one parses', () => {
   assert.ok(parseKubeconfig('{{{ not yaml', 'x').error);
@@ -31,4 +31,22 @@ test('the kubeconfig step refuses an unparsable kubeconfig instead of issuing a 
   const files = filesWith({ '/etc/kubernetes/pki/ca.crt': 'CA', '/etc/kubernetes/pki/ca.key': 'KEY', '/etc/kubernetes/admin.conf': 'clusters: [oops' });
   const ctx = { config, files, log: { info() {}, warn() {} }, dryRun: true } as never;
   await assert.rejects(ensureKubeconfigs(ctx), (e: any) => e.code === 'kubeconfig-unreadable' && e.what === '/etc/kubernetes/admin.conf' && /mv /.test(e.fix));
+});
+
+test('controlPlaneEndpoint: admin.conf names it; the controllers\' and the bootstrap kubeconfigs name this node\'s apiservers', async () => {
+  const pki = await copyOfFreshPki();
+  try {
+    const base = sampleConfig();
+    const config = { ...base, certificatesDir: pki, controlPlaneEndpoint: 'cp.example.com', distro: { ...base.distro, paths: { ...base.distro.paths, secretsDir: '/nonexistent-kc-test', kubeletConfigDir: '/nonexistent-kc-test/kubelet', certificatesDir: pki } } };
+    const files = new DryRunFiles();
+    const ctx = { config, files, log: { info() {}, warn() {} }, dryRun: true, state: {}, sh: { exec: async () => ({ stdout: '', stderr: '', code: 0 }) } } as never;
+    await ensureKubeconfigs(ctx);
+    const server = async (f: string) => parseKubeconfig((await files.read(`/nonexistent-kc-test/${f}`))!, f).server;
+    assert.equal(await server('admin.conf'), 'https://cp.example.com:6443');
+    assert.equal(await server('controller-manager.conf'), 'https://10.250.0.2:6443');
+    assert.equal(await server('scheduler.conf'), 'https://10.250.0.2:6443');
+    assert.equal(await server('bootstrap-admin.conf'), 'https://10.250.0.2:6444');
+  } finally {
+    await removeDir(pki);
+  }
 });

@@ -54,14 +54,15 @@ describe('joinServiceObjects', () => {
     assert.deepEqual(Object.keys(s.data!).sort(), ['tls.crt', 'tls.key']);
   });
 
-  it('runs serve-join with the TLS Secret read-only, limits set, as nobody on a read-only root, HTTPS readiness', () => {
+  it('runs serve-join with the TLS Secret read-only, limits set, as nobody on a read-only root, HTTPS readiness on /readyz, liveness on /healthz', () => {
     const c = containerOf(objects);
     assert.deepEqual(c.args, ['serve-join', '--listen', '0.0.0.0:8443', '--tls-dir', '/etc/kubeception/tls']);
     assert.equal(c.volumeMounts!.find((m) => m.mountPath === JOIN_TLS_DIR)!.readOnly, true);
     assert.deepEqual(c.resources!.limits, { cpu: '1', memory: '384Mi' });
     const spec = podOf(objects).spec!;
     assert.deepEqual([spec.securityContext!.runAsNonRoot, spec.securityContext!.runAsUser, c.securityContext!.readOnlyRootFilesystem], [true, 65534, true]);
-    assert.deepEqual(c.readinessProbe!.httpGet, { scheme: 'HTTPS', path: '/healthz', port: 8443 });
+    assert.deepEqual(c.readinessProbe!.httpGet, { scheme: 'HTTPS', path: '/readyz', port: 8443 });
+    assert.deepEqual(c.livenessProbe!.httpGet, { scheme: 'HTTPS', path: '/healthz', port: 8443 });
     assert.deepEqual(spec.nodeSelector, { 'node-role.kubernetes.io/control-plane': '' });
   });
 
