@@ -19,8 +19,8 @@ export const CSR_APPROVER_ROLE = 'kubeception:csr-approver';
 const labels = () => ({ ...MANAGED_BY, 'app.kubernetes.io/name': CSR_APPROVER_NAME });
 
 /** ServiceAccount, ClusterRole, ClusterRoleBinding, Deployment. Pure. */
-export function csrApproverObjects(image: string): (Manifest<V1ServiceAccount> | Manifest<V1ClusterRole> | Manifest<V1ClusterRoleBinding> | Manifest<V1Deployment>)[] {
-  const pod = restrictedPod(image, CSR_APPROVER_NAME, ['approve-csrs'], { cpu: '5m', memory: '160Mi', cpuLimit: '500m', memoryLimit: '320Mi' });
+export function csrApproverObjects(image: string, apiserverPort: number): (Manifest<V1ServiceAccount> | Manifest<V1ClusterRole> | Manifest<V1ClusterRoleBinding> | Manifest<V1Deployment>)[] {
+  const pod = restrictedPod(image, CSR_APPROVER_NAME, ['approve-csrs'], { cpu: '5m', memory: '160Mi', cpuLimit: '500m', memoryLimit: '320Mi' }, apiserverPort);
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: CSR_APPROVER_NAME, namespace: NAMESPACE, labels: labels() } },
     {

@@ -76,14 +76,25 @@ export function configMapReader(namespace: string, configMap: string): [Manifest
   ];
 }
 
-/** The restricted pod security context and container hardening shared with the CSR approver. */
-export function restrictedPod(image: string, name: string, args: string[], resources: { cpu: string; memory: string; cpuLimit: string; memoryLimit: string }) {
+/**
+ * The restricted pod security context and container hardening shared with the CSR approver. The
+ * container's in-cluster client talks to the apiserver of the control-plane node it runs on
+ * (`KUBERNETES_SERVICE_HOST` = the pod's `status.hostIP`, the kubelet's `--node-ip`, i.e. the
+ * advertise address; port `apiserverPort`), as the controller-manager and scheduler do — not through
+ * the `kubernetes` Service, which needs kube-proxy and, during a bootstrap, names the bootstrap
+ * apiserver's port until the hand-off.
+ */
+export function restrictedPod(image: string, name: string, args: string[], resources: { cpu: string; memory: string; cpuLimit: string; memoryLimit: string }, apiserverPort: number) {
   return {
     nodeSelector: controlPlaneSelector(),
     tolerations: controlPlaneTolerations(),
     securityContext: { runAsNonRoot: true, runAsUser: JOIN_UID, runAsGroup: JOIN_UID, fsGroup: JOIN_UID, seccompProfile: { type: 'RuntimeDefault' } },
     container: {
       name, image, imagePullPolicy: 'IfNotPresent', args,
+      env: [
+        { name: 'KUBERNETES_SERVICE_HOST', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+        { name: 'KUBERNETES_SERVICE_PORT', value: String(apiserverPort) },
+      ],
       resources: { requests: { cpu: resources.cpu, memory: resources.memory }, limits: { cpu: resources.cpuLimit, memory: resources.memoryLimit } },
       securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
     },
@@ -91,8 +102,8 @@ export function restrictedPod(image: string, name: string, args: string[], resou
 }
 
 /** The Deployment: `serve-join` with the transport certificate. */
-export function joinDeployment(image: string): Manifest<V1Deployment> {
-  const pod = restrictedPod(image, JOIN_SERVICE_NAME, ['serve-join', '--listen', `0.0.0.0:${JOIN_CONTAINER_PORT}`, '--tls-dir', JOIN_TLS_DIR], { cpu: '10m', memory: '192Mi', cpuLimit: '1', memoryLimit: '384Mi' });
+export function joinDeployment(image: string, apiserverPort: number): Manifest<V1Deployment> {
+  const pod = restrictedPod(image, JOIN_SERVICE_NAME, ['serve-join', '--listen', `0.0.0.0:${JOIN_CONTAINER_PORT}`, '--tls-dir', JOIN_TLS_DIR], { cpu: '10m', memory: '192Mi', cpuLimit: '1', memoryLimit: '384Mi' }, apiserverPort);
   return {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: metadata(JOIN_SERVICE_NAME),
     spec: {
@@ -131,7 +142,7 @@ function joinServiceNodePort(): Manifest<V1Service> {
  * `app.kubernetes.io/name: kubeception-join`. Pure: the same input gives deep-equal objects.
  * @throws KubeceptionError `join-service-input`, see {@link checkJoinServiceInput}.
  */
-export function joinServiceObjects(_config: ResolvedConfig, p: JoinServiceInput): JoinServiceObject[] {
+export function joinServiceObjects(config: ResolvedConfig, p: JoinServiceInput): JoinServiceObject[] {
   checkJoinServiceInput(p);
   const serviceAccount: Manifest<V1ServiceAccount> = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(JOIN_SERVICE_NAME) };
   const tlsSecret: Manifest<V1Secret> = { apiVersion: 'v1', kind: 'Secret', metadata: metadata(JOIN_TLS_SECRET), type: 'kubernetes.io/tls', data: { 'tls.crt': b64(p.tls.certPem), 'tls.key': b64(p.tls.keyPem) } };
@@ -140,7 +151,7 @@ export function joinServiceObjects(_config: ResolvedConfig, p: JoinServiceInput)
     ...configMapReader(CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME),
     ...configMapReader(NAMESPACE, TOKEN_INDEX_NAME),
     tlsSecret,
-    joinDeployment(p.image),
+    joinDeployment(p.image, config.localAPIEndpoint.bindPort),
     joinServiceNodePort(),
   ];
 }

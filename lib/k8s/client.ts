@@ -175,7 +175,7 @@ export class Cluster {
    * No apiserver request per read. The library's ListWatch has no timeout of its own (a list or a
    * watch request to an apiserver that accepted the connection and went away hangs for good), so
    * each ListWatch is one *generation*: a new one replaces it when its list and watch are not
-   * established within `startTimeoutMs` (default 20 s), 2 s after any error, and every
+   * established within `startTimeoutMs` (default 10 s), 2 s after any error, and every
    * `relistMs` (default 5 min ± 20 %, as client-go's reflector times out its watches) so a watch
    * silently cut off is noticed. Reads see the last generation that listed; until the first one
    * does, the cache is empty and `synced()` false.
@@ -189,7 +189,7 @@ export class Cluster {
     onChange: () => void = () => undefined,
     opts: { log?: (line: string) => void; startTimeoutMs?: number; relistMs?: number; retryMs?: number } = {},
   ): Watched<T> {
-    const { log = () => undefined, startTimeoutMs = 20_000, relistMs = 300_000, retryMs = 2_000 } = opts;
+    const { log = () => undefined, startTimeoutMs = 10_000, relistMs = 300_000, retryMs = 2_000 } = opts;
     const what = `${res.kind} ${res.path}${res.fieldSelector ? `?fieldSelector=${res.fieldSelector}` : ''}`;
     const listFn = () => this.api.list<T>(res.apiVersion, res.kind, res.namespace, undefined, undefined, undefined, res.fieldSelector);
     let current: k8s.ListWatch<T> | undefined;

@@ -62,7 +62,7 @@ export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
   const tls = await reconcileTransportCert({ certPem, keyPem }, caPem ?? '');
   const wrote = [await files.write(keyPath, tls.keyPem, { mode: 0o600 }), await files.write(certPath, tls.certPem, { mode: 0o644 })].some(Boolean);
   const api = await cluster(ctx, 'final');
-  const changed = await api.apply([...joinServiceObjects(config, { image: config.joinService.image, tls: { certPem: tls.certPem, keyPem: tls.keyPem } }), ...csrApproverObjects(config.joinService.image)]);
+  const changed = await api.apply([...joinServiceObjects(config, { image: config.joinService.image, tls: { certPem: tls.certPem, keyPem: tls.keyPem } }), ...csrApproverObjects(config.joinService.image, config.localAPIEndpoint.bindPort)]);
   for (const kind of ['RoleBinding', 'Role'])
     if (await api.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name: LEGACY_TOKEN_READER_ROLE, namespace: 'kube-system' } })) changed.push(`deleted ${kind}/${LEGACY_TOKEN_READER_ROLE}`);
   for (const ref of changed) ctx.log.info(`applied ${ref}`);

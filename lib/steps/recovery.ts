@@ -10,12 +10,12 @@
  * Nothing is written into `staticPodPath` here: only the watcher does that.
  */
 import { join } from 'node:path';
-import type { V1ConfigMap, V1DaemonSet, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1DaemonSet, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { HostStateError } from '../errors.ts';
 import { url } from '../net/cidr.ts';
 import { toYaml } from '../util/yaml.ts';
 import { pollUntil } from '../util/poll.ts';
-import { cluster } from '../k8s/apiserver.ts';
+import { cluster, probeApiserver } from '../k8s/apiserver.ts';
 import { NAMESPACE, probeHost } from '../../manifests/common.ts';
 import { projectedVolumes, RECOVERY_POD, recoveryStaticPod, type ProjectedVolume } from '../../manifests/recovery.ts';
 import { recoveryWatcherScript, recoveryWatcherUnit } from '../../manifests/recovery-watcher.ts';
@@ -59,18 +59,44 @@ async function volumeFiles(api: Cluster, v: ProjectedVolume): Promise<Map<string
   return files;
 }
 
-/** The DaemonSet once its rollout is complete (every scheduled pod updated and available), else undefined after `timeoutMs`. */
+/** The DaemonSet's template generation (the apiserver's `deprecated.daemonset.template.generation`), which its pods carry as `pod-template-generation`. */
+const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+
+/**
+ * The DaemonSet once a copy of its current template has served on this node, else undefined after
+ * `timeoutMs`. Either the DaemonSet's status says its rollout is complete (every scheduled pod
+ * updated and available: `minReadySeconds` after Ready, as counted by the controller-manager), or —
+ * without waiting for that count, or for a new controller-manager to take its lease after the
+ * pivot — this node holds exactly one of its pods, of the current template, Ready, no recovery pod
+ * is active, and this node's apiserver answers `/readyz` now: then nothing else on this node can
+ * have answered for it (the bootstrap apiserver has its own port; a surge pair is two pods).
+ */
 async function rolledOutDaemonSet(ctx: Context, api: Cluster, timeoutMs: number): Promise<V1DaemonSet | undefined> {
   const look = async () => {
     // A rollout of the apiserver itself may refuse a request for a moment: retry until the deadline.
     const ds = await api.read<V1DaemonSet>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: NAMESPACE } }).catch(() => undefined);
     const s = ds?.status;
-    if (!ds || !s || (s.observedGeneration ?? 0) < (ds.metadata?.generation ?? 0)) return undefined;
-    const want = s.desiredNumberScheduled;
-    return want > 0 && s.updatedNumberScheduled === want && s.numberAvailable === want ? ds : undefined;
+    if (!ds) return undefined;
+    const want = s?.desiredNumberScheduled ?? 0;
+    if (s && (s.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) && want > 0 && s.updatedNumberScheduled === want && s.numberAvailable === want) return ds;
+    return (await servedHere(ctx, api, ds)) ? ds : undefined;
   };
   // plan/--dry-run: one look, no wait (offline, the read finds nothing).
   return ctx.dryRun ? look() : pollUntil(look, { timeoutMs, intervalMs: 2_000, signal: ctx.signal });
+}
+
+/** See {@link rolledOutDaemonSet}: this node's one pod of the current template is Ready and this node's apiserver answers. */
+async function servedHere(ctx: Context, api: Cluster, ds: V1DaemonSet): Promise<boolean> {
+  const generation = ds.metadata?.annotations?.[TEMPLATE_GENERATION];
+  if (!generation || (await ctx.files.exists(recoveryPaths(ctx.config).active))) return false;
+  const selector = Object.entries(ds.spec?.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+  const pods = (await api.list<V1Pod>('v1', 'Pod', NAMESPACE, selector).catch(() => [])).filter(
+    (p) => p.spec?.nodeName === ctx.config.nodeName && !p.metadata?.deletionTimestamp && p.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet' && o.uid === ds.metadata?.uid),
+  );
+  const [pod] = pods;
+  if (pods.length !== 1 || pod!.metadata?.labels?.['pod-template-generation'] !== generation) return false;
+  if (!pod!.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return false;
+  return (await probeApiserver(ctx, 'final')) === undefined;
 }
 
 /**

@@ -72,7 +72,7 @@ describe('joinServiceObjects', () => {
 });
 
 describe('csrApproverObjects', () => {
-  const objs = csrApproverObjects('img:1');
+  const objs = csrApproverObjects('img:1', 6443);
   it('may read CSRs and Nodes and approve only for the kubelet client signer; no Secret; no port', () => {
     const role = get<V1ClusterRole>(objs as never, 'ClusterRole', 'kubeception:csr-approver');
     assert.deepEqual(role.rules, [
@@ -84,6 +84,16 @@ describe('csrApproverObjects', () => {
     const d = get<V1Deployment>(objs as never, 'Deployment', 'kubeception-csr-approver');
     const c = d.spec!.template.spec!.containers[0]!;
     assert.deepEqual([c.args, c.ports, c.resources!.limits], [['approve-csrs'], undefined, { cpu: '500m', memory: '320Mi' }]);
+  });
+  it("both in-cluster clients talk to their own node's apiserver (hostIP:bindPort), not through the kubernetes Service", () => {
+    const want = [
+      { name: 'KUBERNETES_SERVICE_HOST', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+      { name: 'KUBERNETES_SERVICE_PORT', value: '6443' },
+    ];
+    for (const name of ['kubeception-csr-approver', 'kubeception-join']) {
+      const d = get<V1Deployment>([...objs, ...joinServiceObjects(sampleConfig(), { image: 'img:1', tls: { certPem: '-----BEGIN C', keyPem: '-----BEGIN K' } })] as never, 'Deployment', name);
+      assert.deepEqual(d.spec!.template.spec!.containers[0]!.env, want, name);
+    }
   });
 });
 
