@@ -123,6 +123,13 @@ describe('bootstrapStaticPods', () => {
     assert.deepEqual([f.get('secure-port'), f.get('bind-address'), f.get('leader-elect')], ['10359', '127.0.0.1', 'true']);
   });
 
+  it('the bootstrap controllers hold their leases for 8 s (renew 6 s, retry 2 s), so the self-hosted ones take over soon after the hand-off', () => {
+    for (const c of ['kube-controller-manager', 'kube-scheduler']) {
+      const f = flags(c);
+      assert.deepEqual(['leader-elect-lease-duration', 'leader-elect-renew-deadline', 'leader-elect-retry-period'].map((n) => f.get(n)), ['8s', '6s', '2s'], c);
+    }
+  });
+
   it('sorts flags by name (kubeadm), so the command is stable', () => {
     for (const { pod } of pods) {
       const names = pod.spec!.containers[0]!.command!.slice(1).map((a) => a.split('=')[0]!);
