@@ -186,6 +186,9 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
         const failed = entries.find((e) => e.error);
         return !failed ? ExitCode.ok : failed.error!.badInput ? ExitCode.badInput : ExitCode.stepFailed;
       }
+      // The Kubernetes client (≈ 1 s to load) is needed a few steps in: load it while the first steps
+      // wait on the host (preflight commands, etcd's start) instead of when the first API call is due.
+      void import('./k8s/client.ts').catch(() => undefined);
       const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('./runner.ts'), import('./run-output.ts')]);
       const rec = recordingSink(io, redactor, json);
       const result = await runTask(task, ctxFor, { ...sel, concurrent: args.concurrent === true, renderer: json ? 'silent' : 'default', sink: rec.sink });
