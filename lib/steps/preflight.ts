@@ -168,8 +168,10 @@ export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepO
   checkIgnoreIds(ctx.options.ignorePreflightErrorsFlag ?? [], checks);
   for (const notice of ctx.config?.notices ?? []) ctx.log.warn(notice);
   const failures: CheckFailure[] = [];
-  for (const check of checks) {
-    const r = await check.run(ctx);
+  // Checks only read the host: run them at once (most wait on a command), report in their order.
+  const results = await Promise.all(checks.map((check) => check.run(ctx)));
+  for (const [i, check] of checks.entries()) {
+    const r = results[i];
     if (!r) continue;
     if (check.ignorable !== false && (ignore.has('all') || ignore.has(check.id))) ctx.log.warn(`[${check.id}] ${r.message} (ignored)`);
     else failures.push({ id: check.id, ...r, ...(check.ignorable === false ? { ignorable: false } : {}) });
