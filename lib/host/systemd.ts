@@ -118,7 +118,8 @@ export class DbusSystemd implements Systemd {
   }
 
   /**
-   * Runs the job, then watches the unit for `settleMs` (default 1 500): it must be `active` and must
+   * Runs the job, then watches the unit for `settleMs` (default 1 500; 0 for a `Type=notify` unit,
+   * whose job ends only when it reports ready): it must be `active` and must
    * not have restarted. A unit that exits at once and is restarted by systemd (`activating
    * (auto-restart)`, a crash loop) fails here with its journal, instead of counting as started.
    */
@@ -126,7 +127,10 @@ export class DbusSystemd implements Systemd {
     const method = opts.restart ? 'RestartUnit' : 'StartUnit';
     await this.runJob(unit, method, opts.timeoutMs ?? 90_000);
     const restarts0 = Number(await this.unitProperty(unit, 'org.freedesktop.systemd1.Service', 'NRestarts').catch(() => 0));
-    const deadline = Date.now() + (opts.settleMs ?? 1_500);
+    // A Type=notify unit's job is done only once the service said READY=1 (etcd does): it is past
+    // the point where a bad configuration makes it exit, so it needs no settling time.
+    const type = String(await this.unitProperty(unit, 'org.freedesktop.systemd1.Service', 'Type').catch(() => ''));
+    const deadline = Date.now() + (opts.settleMs ?? (type === 'notify' || type === 'notify-reload' ? 0 : 1_500));
     for (;;) {
       const [state, sub] = [await this.activeState(unit), String(await this.unitProperty(unit, 'org.freedesktop.systemd1.Unit', 'SubState'))];
       const restarts = Number(await this.unitProperty(unit, 'org.freedesktop.systemd1.Service', 'NRestarts').catch(() => restarts0));
