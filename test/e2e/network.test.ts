@@ -158,7 +158,12 @@ describe("networking.plugin: 'none'", { timeout: 900_000 }, () => {
     };
     await nothingOfFlannel();
     assert.equal((await getJson(host, 'configmap', '-n', 'kube-system', 'kubeception-addons')).data.flannel, "networking.plugin is 'none'");
-    assert.deepEqual([...new Set((await getJson(host, 'pods', '-n', 'kube-system', '-l', 'k8s-app=kube-dns')).items.map((p: any) => p.status.phase))], ['Pending']);
+    // The controller-manager creates the pods a moment after the Deployment (the run may end first).
+    const phases = await waitFor('CoreDNS pods', 60_000, async () => {
+      const p = [...new Set((await getJson(host, 'pods', '-n', 'kube-system', '-l', 'k8s-app=kube-dns')).items.map((p: any) => p.status.phase))];
+      return p.length ? p : undefined;
+    });
+    assert.deepEqual(phases, ['Pending']);
 
     await writeConfig(host, { distro: 'debian' }); // the default plugin again: flannel stays off
     const again = await kc(host, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 600_000 });
