@@ -5,8 +5,8 @@
  *
  * preflight → certs → kubeconfig → etcd → kubelet-config → bootstrap-control-plane → kubelet-start →
  * wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
- * mark-control-plane → wait-self-hosted-control-plane → kubelet-pivot → remove-bootstrap-control-plane →
- * apiserver-recovery → addon/kube-proxy → addon/flannel → addon/coredns → bootstrap-token → join-service
+ * mark-control-plane → wait-self-hosted-control-plane → addon/kube-proxy → addon/flannel → addon/coredns →
+ * bootstrap-token → join-service → kubelet-pivot → remove-bootstrap-control-plane → apiserver-recovery
  */
 import { step, task } from 'kubeception/dsl';
 import {
@@ -68,7 +68,20 @@ export default task('bootstrap', [
     .title('wait-self-hosted-control-plane: self-hosted kube-apiserver ready 10 times in a row')
     .skipIf(nothingToHandOver)
     .run(waitSelfHostedControlPlane),
-  step('kubelet-pivot').needs('wait-self-hosted-control-plane').title('kubelet-pivot: point the kubelet at the self-hosted apiserver').run(pivotKubelet),
+  // The addons and the join service go in while the bootstrap controllers still lead: their pods
+  // are created and scheduled at once, instead of after the self-hosted controller-manager has
+  // waited out the bootstrap one's lease (≈ 10 s after the hand-off). They talk to the self-hosted
+  // apiserver, which is serving by now.
+  step('addon/kube-proxy').needs('wait-self-hosted-control-plane').title('addon/kube-proxy: the kube-proxy DaemonSet').skipIf(disabledEarlier('kube-proxy')).run(applyKubeProxy),
+  step('addon/flannel').needs('addon/kube-proxy').title('addon/flannel: the pod network (flannel DaemonSet)').skipIf(disabledEarlier('flannel')).run(applyFlannel),
+  step('addon/coredns').needs('addon/flannel').title('addon/coredns: CoreDNS and the kube-dns Service').skipIf(disabledEarlier('coredns')).run(applyCoreDNS),
+  step('bootstrap-token')
+    .needs('addon/coredns')
+    .title('bootstrap-token: TLS-bootstrap RBAC and a token for joining workers')
+    .skipIf(noPodNetwork)
+    .run(ensureBootstrapToken),
+  step('join-service').needs('bootstrap-token').title('join-service: kubeception in kube-system on NodePort 30000').skipIf(noPodNetwork).run(ensureJoinService),
+  step('kubelet-pivot').needs('wait-self-hosted-control-plane', 'join-service').title('kubelet-pivot: point the kubelet at the self-hosted apiserver').run(pivotKubelet),
   step('remove-bootstrap-control-plane')
     .needs('kubelet-pivot')
     .title('remove-bootstrap-control-plane: delete the bootstrap static pods')
@@ -79,13 +92,4 @@ export default task('bootstrap', [
     .title('apiserver-recovery: last-known-good kube-apiserver static pod and its watcher unit')
     .timeout(180_000)
     .run(ensureRecovery),
-  step('addon/kube-proxy').needs('remove-bootstrap-control-plane').title('addon/kube-proxy: the kube-proxy DaemonSet').skipIf(disabledEarlier('kube-proxy')).run(applyKubeProxy),
-  step('addon/flannel').needs('addon/kube-proxy').title('addon/flannel: the pod network (flannel DaemonSet)').skipIf(disabledEarlier('flannel')).run(applyFlannel),
-  step('addon/coredns').needs('addon/flannel').title('addon/coredns: CoreDNS and the kube-dns Service').skipIf(disabledEarlier('coredns')).run(applyCoreDNS),
-  step('bootstrap-token')
-    .needs('addon/coredns')
-    .title('bootstrap-token: TLS-bootstrap RBAC and a token for joining workers')
-    .skipIf(noPodNetwork)
-    .run(ensureBootstrapToken),
-  step('join-service').needs('bootstrap-token').title('join-service: kubeception in kube-system on NodePort 30000').skipIf(noPodNetwork).run(ensureJoinService),
 ]);

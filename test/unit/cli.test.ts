@@ -15,7 +15,8 @@ test('plan bootstrap: ordered steps with their needs', async () => {
   const lines = r.stdout.split('\n').filter((l) => /^\s*\d+\. /.test(l));
   const ids = lines.map((l) => l.trim().split(/\s+/)[1]);
   assert.deepEqual(ids.slice(0, 4), ['preflight', 'certs', 'kubeconfig', 'etcd']);
-  assert.equal(ids.at(-1), 'join-service');
+  assert.equal(ids.at(-1), 'apiserver-recovery');
+  assert.ok(ids.indexOf('join-service') < ids.indexOf('kubelet-pivot'), 'the join service goes in before the pivot');
   assert.match(lines[1]!, /needs: preflight/);
   assert.match(lines[3]!, /needs: certs/);
 });
