@@ -84,7 +84,8 @@ test('watcher: no answer and no apiserver container → activates; a bootstrap i
     rmSync(join(s.d, 'manifests/bootstrap-kube-apiserver.yaml'));
     assert.ok(await eventually(() => existsSync(s.active)), s.log());
     assert.equal(readFileSync(s.active, 'utf8'), 'kind: Pod # last known good\n');
-    assert.match(s.log(), /activated: .* no kube-apiserver container runs/);
+    // The script moves the manifest into place, then logs: wait for the line too.
+    assert.ok(await eventually(() => /activated: .* no kube-apiserver container runs/.test(s.log())), s.log());
   } finally { s.stop(); }
 });
 
@@ -96,7 +97,7 @@ test('watcher: a running apiserver container that is starting is left alone unti
     await sleep(500);
     assert.equal(existsSync(s.active), false);
     assert.ok(await eventually(() => existsSync(s.active), 30_000), 'activated once it did not serve for hungAfterS');
-    assert.match(s.log(), /runs but does not serve/);
+    assert.ok(await eventually(() => /runs but does not serve/.test(s.log())), s.log());
   } finally { s.stop(); }
 });
 
