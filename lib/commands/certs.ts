@@ -13,7 +13,7 @@ import { ExitCode } from '../errors.ts';
 import { cluster, probeApiserver } from '../k8s/apiserver.ts';
 import { expiryReport, type ExpiryEntry, type ExpiryReport } from '../pki/expiry.ts';
 import { renewHostCertificates, selectNames } from '../pki/renew.ts';
-import { selfHostedManifests } from '../steps/self-hosted.ts';
+import { applyComponentByComponent, selfHostedManifests } from '../steps/self-hosted.ts';
 import { ensureJoinService } from '../steps/join-service.ts';
 import { renderRecoveryManifest } from '../steps/recovery.ts';
 import { rollAndWait } from '../k8s/rollout.ts';
@@ -90,21 +90,7 @@ export async function certsCommand(sub: string | undefined, name: string | undef
     // The join service first: applying the self-hosted Secrets starts the kube-apiserver roll, during
     // which requests may land on a surge instance that is still starting.
     if (renewed.includes('kubeception-join') || renewed.includes('apiserver')) await ensureJoinService(ctx);
-    // One component at a time, as kubeadm upgrades them: its Secret and workload (the Secret's digest on
-    // the pod template rolls it), then wait for that roll before the next. Applied at once, a new
-    // kube-controller-manager starts while a surge kube-apiserver is still starting; seen on the bed:
-    // its DaemonSet controller then missed the surge pod's events until its watch was renewed (≈5 min),
-    // and the apiserver roll stalled.
-    const objects = await selfHostedManifests(ctx);
-    const components = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
-    const own = (o: { kind?: string; metadata?: { name?: string } }, c: string) => ['Secret', 'DaemonSet', 'Deployment'].includes(o.kind ?? '') && o.metadata?.name === c;
-    const changed = await api.apply(objects.filter((o) => !components.some((c) => own(o, c))));
-    const rolled: string[] = [];
-    for (const c of components) {
-      const mine = await api.apply(objects.filter((o) => own(o, c)));
-      changed.push(...mine);
-      rolled.push(...(await rollAndWait(ctx, api, [[c === 'kube-apiserver' ? 'DaemonSet' : 'Deployment', c]], { rolling: new Set(mine) })));
-    }
+    const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx), { force: true });
     io.stdout(`updated: ${changed.filter((r) => r.startsWith('Secret')).join(', ') || 'no Secret changed'}\n`);
     // The join service reads its renewed serving certificate at start.
     rolled.push(...(await rollAndWait(ctx, api, [['Deployment', 'kubeception-join']])));

@@ -19,7 +19,7 @@ import { kubeletRestart, kubeletRestartPending, kubeletTarget, pointKubelet, res
 import { markPending } from '../host/pending.ts';
 import { crashPoint } from '../crash.ts';
 import { imagePullError, staticPodTrouble } from '../k8s/static-pod-state.ts';
-import { selfHostedManifests } from './self-hosted.ts';
+import { applyComponentByComponent, selfHostedManifests } from './self-hosted.ts';
 import type { KubernetesObject, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
@@ -90,6 +90,13 @@ export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOut
   const which = await activeApiserver(ctx);
   const api = await cluster(ctx, which);
   const objects = await selfHostedManifests(ctx);
+  if (which === 'final') {
+    // A running self-hosted control plane (a re-run with renewed certificates or changed flags):
+    // one component at a time, each roll awaited, as `certs renew` does.
+    const { changed, rolled } = await applyComponentByComponent(ctx, api, objects, { afterFirst: () => crashPoint('partly-applied') });
+    for (const ref of changed) ctx.log.info(`applied ${ref}`);
+    return { changed: changed.length > 0, detail: `${changed.length} object(s) changed via the final apiserver${rolled.length ? `; rolled one at a time: ${rolled.join(', ')}` : ''}` };
+  }
   const half = Math.ceil(objects.length / 2);
   const changed = await api.apply(objects.slice(0, half));
   crashPoint('partly-applied');

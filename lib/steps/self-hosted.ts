@@ -8,7 +8,8 @@ import { HostStateError } from '../errors.ts';
 import { PKI_FILES, type PkiFile } from '../../manifests/flags.ts';
 import { selfHostedObjects } from '../../manifests/self-hosted.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
-import type { KubernetesObject } from '../k8s/client.ts';
+import type { Cluster, KubernetesObject } from '../k8s/client.ts';
+import { rollAndWait } from '../k8s/rollout.ts';
 import type { Context } from '../context.ts';
 
 async function mustRead(ctx: Pick<Context, 'files'>, path: string): Promise<string> {
@@ -25,4 +26,33 @@ export async function selfHostedManifests(ctx: Context): Promise<KubernetesObjec
   const paths = kubeconfigPaths(config);
   const kubeconfigs = { controllerManager: await mustRead(ctx, paths.controllerManager), scheduler: await mustRead(ctx, paths.scheduler) };
   return selfHostedObjects(config, { pki, kubeconfigs });
+}
+
+/** The self-hosted components in the order they are rolled, with their workload kinds. */
+export const SELF_HOSTED_COMPONENTS = [['DaemonSet', 'kube-apiserver'], ['Deployment', 'kube-controller-manager'], ['Deployment', 'kube-scheduler']] as const;
+
+/**
+ * Applies `objects` to a running self-hosted control plane one component at a time, as kubeadm
+ * upgrades them: everything shared first, then per component its Secret and workload (the Secret's
+ * digest on the pod template rolls it) and, if that changed, a wait for its roll before the next.
+ * Applied at once, a new kube-controller-manager starts while a surge kube-apiserver is still
+ * starting; seen on the bed: its DaemonSet controller then missed the surge pod's events until its
+ * watch was renewed (≈ 5 min) and the apiserver roll stalled.
+ * @param force roll each component even if nothing of it changed (`certs renew`: new files on the host).
+ * @param afterFirst called once the first component is applied (a crash point).
+ * @returns the objects changed (`Kind/namespace/name`) and the workloads rolled.
+ * @throws TimeoutError `rollout-timeout` naming the workload, its status and pods (300 s per component).
+ */
+export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void } = {}): Promise<{ changed: string[]; rolled: string[] }> {
+  const own = (o: KubernetesObject, c: string) => ['Secret', 'DaemonSet', 'Deployment'].includes(o.kind ?? '') && o.metadata?.name === c;
+  const changed = await api.apply(objects.filter((o) => !SELF_HOSTED_COMPONENTS.some(([, c]) => own(o, c))));
+  const rolled: string[] = [];
+  for (const [i, [kind, c]] of SELF_HOSTED_COMPONENTS.entries()) {
+    const mine = await api.apply(objects.filter((o) => own(o, c)));
+    changed.push(...mine);
+    if (i === 0) opts.afterFirst?.();
+    const rolling = mine.includes(`${kind}/kube-system/${c}`);
+    if (!ctx.dryRun && (rolling || opts.force)) rolled.push(...(await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set(mine) })));
+  }
+  return { changed, rolled };
 }
