@@ -45,11 +45,7 @@ export class Cluster {
   readonly server: string;
 
   /**
-   * @param kubeconfig kubeconfig YAML (e.g. admin.conf), or `in-cluster` for a pod's service account;
-   *   `source` names it in errors.
-   */
-  /**
-   * @param kubeconfig kubeconfig text, or `in-cluster` for the pod's ServiceAccount.
+   * @param kubeconfig kubeconfig YAML (e.g. admin.conf), or `in-cluster` for a pod's service account.
    * @param source what to name in errors (a path, "service account").
    * @param server if given, replaces the current context's cluster server URL (same CA and credentials).
    * @throws KubeceptionError `kubeconfig-invalid`.

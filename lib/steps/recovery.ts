@@ -16,6 +16,7 @@ import { url } from '../net/cidr.ts';
 import { toYaml } from '../util/yaml.ts';
 import { pollUntil } from '../util/poll.ts';
 import { cluster, probeApiserver } from '../k8s/apiserver.ts';
+import { rolledOut } from '../k8s/rollout.ts';
 import { NAMESPACE, probeHost } from '../../manifests/common.ts';
 import { projectedVolumes, RECOVERY_POD, recoveryStaticPod, type ProjectedVolume } from '../../manifests/recovery.ts';
 import { recoveryWatcherScript, recoveryWatcherUnit } from '../../manifests/recovery-watcher.ts';
@@ -75,10 +76,8 @@ async function rolledOutDaemonSet(ctx: Context, api: Cluster, timeoutMs: number)
   const look = async () => {
     // A rollout of the apiserver itself may refuse a request for a moment: retry until the deadline.
     const ds = await api.read<V1DaemonSet>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: NAMESPACE } }).catch(() => undefined);
-    const s = ds?.status;
     if (!ds) return undefined;
-    const want = s?.desiredNumberScheduled ?? 0;
-    if (s && (s.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 0) && want > 0 && s.updatedNumberScheduled === want && s.numberAvailable === want) return ds;
+    if ((ds.status?.desiredNumberScheduled ?? 0) > 0 && rolledOut('DaemonSet', ds as Parameters<typeof rolledOut>[1])) return ds;
     return (await servedHere(ctx, api, ds)) ? ds : undefined;
   };
   // plan/--dry-run: one look, no wait (offline, the read finds nothing).
