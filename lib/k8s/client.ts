@@ -187,7 +187,7 @@ export class Cluster {
   ): Watched<T> {
     const { log = () => undefined, startTimeoutMs = 10_000, relistMs = 300_000, retryMs = 2_000 } = opts;
     const what = `${res.kind} ${res.path}${res.fieldSelector ? `?fieldSelector=${res.fieldSelector}` : ''}`;
-    const listFn = () => this.api.list<T>(res.apiVersion, res.kind, res.namespace, undefined, undefined, undefined, res.fieldSelector);
+    const list = () => this.api.list<T>(res.apiVersion, res.kind, res.namespace, undefined, undefined, undefined, res.fieldSelector);
     let current: k8s.ListWatch<T> | undefined;
     let generation = 0;
     let stopped = false;
@@ -205,8 +205,15 @@ export class Cluster {
     };
     const begin = () => {
       const mine = ++generation;
-      const lw = new k8s.ListWatch<T>(res.path, new k8s.Watch(this.kc), listFn, false, undefined, res.fieldSelector);
       const live = () => mine === generation && !stopped;
+      // The library sends its watch request once the list returns, even when stop() was called
+      // meanwhile; a list that answers for a superseded or stopped generation is turned into an
+      // error so that no watch request follows it.
+      const listFn = () => list().then((r) => {
+        if (!live()) throw new Error('superseded');
+        return r;
+      });
+      const lw = new k8s.ListWatch<T>(res.path, new k8s.Watch(this.kc), listFn, false, undefined, res.fieldSelector);
       let failed = false;
       for (const verb of ['add', 'update', 'delete'] as const) lw.on(verb, () => { if (live() && lw === current) onChange(); });
       // The library reports a failed list or a broken watch as an 'error' event (and may also reject start()).

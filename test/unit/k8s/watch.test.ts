@@ -130,11 +130,30 @@ test('a watch event updates the cache; a watch cut off is listed again after ret
 
 test('relistMs: a healthy watch is replaced by a fresh list; stop() ends all requests', async () => {
   fake.requests = [];
-  const w = watchCm([], { relistMs: 250 });
+  // retryMs short too: stop() aborts the open watch, which the library reports as an error, and
+  // an error schedules a new generation after retryMs unless the watcher knows it was stopped.
+  const w = watchCm([], { relistMs: 250, retryMs: 150 });
   await until('three lists', () => fake.lists() >= 3, 5_000);
   assert.ok(w.synced());
   w.stop();
+  // A request the client had already sent when stop() was called may still arrive; after 100 ms
+  // none can be in flight, and a relist or retry timer left running would fire within 300 ms.
+  await new Promise((r) => setTimeout(r, 100));
   const n = fake.requests.length;
   await new Promise((r) => setTimeout(r, 800));
   assert.equal(fake.requests.length, n, `requests after stop: ${fake.requests.slice(n).join(', ')}`);
+});
+
+test('a list answered after stop() is not followed by a watch request', async () => {
+  fake.requests = [];
+  fake.hung = [];
+  fake.hangLists = 1;
+  const w = watchCm([], { startTimeoutMs: 5_000 });
+  await until('list sent', () => fake.hung.length === 1);
+  w.stop();
+  const list = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: fake.cm.metadata.resourceVersion }, items: [fake.cm] };
+  fake.hung[0]!.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(list));
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(fake.requests.filter((r) => r.endsWith('?watch')), []);
+  assert.equal(w.synced(), false);
 });
