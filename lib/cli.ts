@@ -52,6 +52,8 @@ const ARGS = {
   'rate-limit': { type: 'string' },
   kubeception: { type: 'string' },
   'keep-etcd-data': { type: 'boolean' },
+  timeout: { type: 'string' },
+  kubeconfig: { type: 'string' },
   help: { type: 'boolean' },
   version: { type: 'boolean' },
 } as const;
@@ -83,7 +85,7 @@ function parse(argv: string[]) {
     if (m && !known.has(m[1]!)) throw unknownFlag(m[1]!, Object.keys(ARGS));
   }
   const args = parseArgs(argv, ARGS) as Record<string, unknown> & { _: string[] };
-  const maxPositionals = (args._[0] === 'token' && args._[1] === 'delete') || args._[0] === 'certs' ? 3 : 2;
+  const maxPositionals = (args._[0] === 'token' && args._[1] === 'delete') || args._[0] === 'certs' || args._[0] === 'upgrade' ? 3 : 2;
   if (args._.length > maxPositionals) throw usageError(`unexpected argument "${args._[maxPositionals]}"`);
   if (args.output !== undefined && args.output !== 'json' && args.output !== 'text') throw usageError(`--output must be text or json, not "${args.output}"`);
   return args;
@@ -124,6 +126,10 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     if (args.command === 'reset') {
       const [{ resetCommand }] = await Promise.all([import('./commands/reset.ts'), selfResolve()]);
       return await resetCommand(args, io, PACKAGE_DIR, backends);
+    }
+    if (args.command === 'upgrade') {
+      const [{ upgradeCommand }] = await Promise.all([import('./commands/upgrade.ts'), selfResolve()]);
+      return await upgradeCommand(args, io, PACKAGE_DIR, redactor, backends);
     }
     if (args.command === 'token') {
       const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts'), selfResolve()]);

@@ -31,6 +31,12 @@ export interface RunOptions {
   waitForNetwork?: boolean;
   /** `reset --keep-etcd-data`: keep the etcd data dir (and stop etcd only). */
   keepEtcdData?: boolean;
+  /** `upgrade apply --timeout`: how long each control-plane component's rollout may take, in ms. Default 300 000. */
+  upgradeTimeoutMs?: number;
+  /** `upgrade node --kubeconfig`: credentials that may evict pods (default: admin.conf when present). */
+  kubeconfig?: string;
+  /** `upgrade apply`: the kubernetesVersion the config file says (the run's config has the target). */
+  configKubernetesVersion?: string;
   /** Registers a secret value (e.g. a token created during the run) so no output shows it. */
   addSecret: (value: string) => void;
 }
@@ -49,6 +55,10 @@ export interface TaskState {
   join?: { apiserver: string; caPem: string };
   /** Written by reset's `residue-report`: what of kubeception's remains on the host. */
   resetReport?: import('./reset/residue.ts').ResidueReport;
+  /** Written by `upgrade-preflight` (and kept current by the upgrade steps): the upgrade's journal. */
+  upgrade?: import('./steps/upgrade.ts').UpgradeJournal;
+  /** Written by `upgrade-node-preflight`: the cluster's version, the running kubelet's, and whether this is a worker. */
+  upgradeNode?: { target: string; running: string; worker: boolean };
   /** Written by `bootstrap-token`: the join command for workers (holds the token; printed once, never logged). */
   joinCommand?: string;
   /**

@@ -8,7 +8,7 @@ import { InputError } from './errors.ts';
 import { didYouMean } from './util/suggest.ts';
 
 /** The CLI's commands. */
-export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'reset', 'serve-join', 'approve-csrs'] as const;
+export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'upgrade', 'reset', 'serve-join', 'approve-csrs'] as const;
 
 export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
@@ -25,6 +25,10 @@ export const USAGE = `usage:
   kubeception token delete ID
   kubeception certs check-expiration [--output json]
   kubeception certs renew all|NAME
+  kubeception upgrade plan [vX.Y.Z] [--output json]   versions now and after, and the version-skew checks
+  kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
+  kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro
+                                                     installed the cluster's kubelet version)
   kubeception reset [--dry-run] [--keep-etcd-data] [--output json]
   kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
   kubeception approve-csrs                                                   (inside the cluster)

@@ -103,6 +103,8 @@ export interface LoadOptions {
   configFile?: string;
   distro?: string;
   facts?: HostFacts;
+  /** Replaces the file's kubernetesVersion (`upgrade apply vX.Y.Z`); validated like it. */
+  kubernetesVersion?: string;
 }
 
 /**
@@ -112,7 +114,8 @@ export interface LoadOptions {
  */
 export async function loadConfig(opts: LoadOptions): Promise<{ config: ResolvedConfig; file: string }> {
   const file = await findConfigFile(opts.packageDir, opts.cwd, opts.configFile);
-  const raw = await loadConfigFile(file);
+  const loaded = await loadConfigFile(file);
+  const raw = opts.kubernetesVersion ? { ...loaded, kubernetesVersion: opts.kubernetesVersion } : loaded;
   const distro = await loadDistro(opts.packageDir, opts.distro ?? raw.distro, opts.distro ? '--distro' : file);
   return { config: resolveConfig(raw, distro, opts.facts ?? readHostFacts(), file), file };
 }

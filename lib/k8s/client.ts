@@ -127,6 +127,32 @@ export class Cluster {
     }
   }
 
+  /** The apiserver's `/version` gitVersion (e.g. `v1.35.4`). @throws KubeceptionError `apiserver-request`. */
+  async version(): Promise<string> {
+    try {
+      return (await this.retrying(() => this.kc.makeApiClient(k8s.VersionApi).getCode())).gitVersion;
+    } catch (err) {
+      throw apiError('GET /version', err, this.server);
+    }
+  }
+
+  /**
+   * Evicts a pod through the Eviction API, which honours PodDisruptionBudgets.
+   * @returns `evicted`, `gone` (404), or `blocked` (429: a PodDisruptionBudget forbids it now; retry later).
+   * @throws KubeceptionError `apiserver-request` for any other failure.
+   */
+  async evict(name: string, namespace: string): Promise<'evicted' | 'gone' | 'blocked'> {
+    try {
+      await this.kc.makeApiClient(k8s.CoreV1Api).createNamespacedPodEviction({ name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
+      return 'evicted';
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      if (code === 404) return 'gone';
+      if (code === 429) return 'blocked';
+      throw apiError(`evict Pod/${namespace}/${name}`, err, this.server);
+    }
+  }
+
   /** Lists objects of a kind (optionally in a namespace, by label selector). */
   async list<T extends k8s.KubernetesObject>(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<T[]> {
     try {

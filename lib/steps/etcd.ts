@@ -47,7 +47,7 @@ export async function foreignEtcdEnvironment(ctx: Pick<Context, 'files' | 'confi
 }
 
 /** Reads the healthcheck client's TLS material (never logged). */
-async function healthcheckTls(ctx: Context) {
+export async function healthcheckTls(ctx: Pick<Context, 'files' | 'config'>) {
   const p = etcdPki(ctx.config);
   const [ca, cert, key] = await Promise.all([p.ca, p.healthcheckCert, p.healthcheckKey].map((f) => ctx.files.read(f)));
   if (!ca || !cert || !key)

@@ -30,5 +30,7 @@ export * from './preflight.ts';
 export * from './recovery.ts';
 export * from './reset.ts';
 export * from './self-hosted.ts';
+export * from './upgrade-node.ts';
+export * from './upgrade.ts';
 export type { Context, Logger, RunOptions, TaskState } from '../context.ts';
 export type { StepOutcome } from '../dsl.ts';

@@ -15,6 +15,7 @@ import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import { cgroupDriverMismatch } from '../host/cgroup-driver.ts';
 import { imagePullCheck, kubeletVersionCheck } from './images.ts';
+import { kubernetesVersionCheck } from './upgrade.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -126,6 +127,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   kubeconfigsReadable,
   cgroupDriverCheck,
   kubeletVersionCheck,
+  kubernetesVersionCheck,
   imagePullCheck,
   {
     id: `DirAvailable-${pathId(ctx.config.etcd.dataDir)}`,

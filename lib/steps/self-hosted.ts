@@ -40,10 +40,11 @@ export const SELF_HOSTED_COMPONENTS = [['DaemonSet', 'kube-apiserver'], ['Deploy
  * watch was renewed (≈ 5 min) and the apiserver roll stalled.
  * @param force roll each component even if nothing of it changed (`certs renew`: new files on the host).
  * @param afterFirst called once the first component is applied (a crash point).
+ * @param timeoutMs per component rollout (default 300 s).
  * @returns the objects changed (`Kind/namespace/name`) and the workloads rolled.
- * @throws TimeoutError `rollout-timeout` naming the workload, its status and pods (300 s per component).
+ * @throws TimeoutError `rollout-timeout` naming the workload, its status and pods (`timeoutMs` per component).
  */
-export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void } = {}): Promise<{ changed: string[]; rolled: string[] }> {
+export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void; timeoutMs?: number } = {}): Promise<{ changed: string[]; rolled: string[] }> {
   const own = (o: KubernetesObject, c: string) => ['Secret', 'DaemonSet', 'Deployment'].includes(o.kind ?? '') && o.metadata?.name === c;
   const changed = await api.apply(objects.filter((o) => !SELF_HOSTED_COMPONENTS.some(([, c]) => own(o, c))));
   const rolled: string[] = [];
@@ -52,7 +53,7 @@ export async function applyComponentByComponent(ctx: Context, api: Cluster, obje
     changed.push(...mine);
     if (i === 0) opts.afterFirst?.();
     const rolling = mine.includes(`${kind}/kube-system/${c}`);
-    if (!ctx.dryRun && (rolling || opts.force)) rolled.push(...(await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set(mine) })));
+    if (!ctx.dryRun && (rolling || opts.force)) rolled.push(...(await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set(mine), timeoutMs: opts.timeoutMs })));
   }
   return { changed, rolled };
 }

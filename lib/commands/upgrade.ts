@@ -1,0 +1,71 @@
+/**
+ * `kubeception upgrade plan [vX.Y.Z] [--output json]`, `upgrade apply vX.Y.Z [--timeout 5m]` and
+ * `upgrade node [--kubeconfig FILE]` — kubeadm's upgrade commands for a self-hosted control plane.
+ *
+ * plan reads only. apply and node run the task files tasks/upgrade-apply.ts and
+ * tasks/upgrade-node.ts (the operator's copies in ./tasks first, distro overrides applied) with the
+ * config's kubernetesVersion replaced by the target. Exit codes: 0 done, 1 a step failed (a
+ * rolled-back upgrade included), 2 bad input or a version-skew policy error (nothing changed).
+ * @see https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-upgrade/
+ */
+import { ExitCode, InputError, isBadInput, KubeceptionError } from '../errors.ts';
+import { loadConfig } from '../config/load.ts';
+import { parseDuration } from '../join/token.ts';
+import { cluster } from '../k8s/apiserver.ts';
+import { applyDistroOverrides, findTaskFile, loadTaskFile } from '../tasks.ts';
+import { makeContext, realBackends, type HostBackends } from '../runtime.ts';
+import { redactingLogger, type Redactor } from '../events.ts';
+import type { Logger, RunOptions } from '../context.ts';
+import type { CliIO } from '../cli.ts';
+
+type Args = Record<string, unknown> & { _: string[] };
+
+const usage = (why: string) =>
+  new InputError('usage', { what: 'command line', why, fix: 'use `kubeception upgrade plan [vX.Y.Z] [--output json]`, `kubeception upgrade apply vX.Y.Z [--timeout 5m]` or `kubeception upgrade node [--kubeconfig FILE]`' });
+
+/** Runs `upgrade plan|apply|node`. @returns the exit code. */
+export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, redactor: Redactor, backends?: HostBackends): Promise<number> {
+  const sub = args._[1];
+  const version = args._[2];
+  if (sub !== 'plan' && sub !== 'apply' && sub !== 'node') throw usage(`upgrade needs plan, apply or node, not "${sub ?? ''}"`);
+  if (sub === 'apply' && version === undefined) throw usage('upgrade apply needs the target version, e.g. v1.35.4');
+  if (sub === 'node' && version !== undefined) throw usage('upgrade node takes no version: the node follows the cluster (its kube-apiserver\'s version)');
+  if (version !== undefined && !/^v\d+\.\d+\.\d+$/.test(version)) throw usage(`"${version}" is not a version like v1.35.4`);
+  const timeoutMs = args.timeout === undefined ? undefined : parseDuration(String(args.timeout));
+  if (args.timeout !== undefined && !timeoutMs) throw usage(`--timeout ${args.timeout} is not a duration such as 5m`);
+  const json = args.output === 'json';
+  const base = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
+  const { config } = version ? await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined, kubernetesVersion: version }) : base;
+  const hb = backends ?? realBackends();
+  const options: RunOptions = {
+    ignorePreflightErrors: new Set(),
+    addSecret: (v) => redactor.add(v),
+    configKubernetesVersion: base.config.kubernetesVersion,
+    ...(timeoutMs && { upgradeTimeoutMs: timeoutMs }),
+    ...(typeof args.kubeconfig === 'string' && { kubeconfig: args.kubeconfig }),
+  };
+  try {
+    const ctxFor = (step: string, log: Logger, signal: AbortSignal) => makeContext({ config, options, backends: hb, log: redactingLogger(log, redactor), signal, packageDir, step });
+    if (sub === 'plan') {
+      const { formatPlan, upgradePlan } = await import('../upgrade/plan.ts');
+      const ctx = ctxFor('plan', { info() {}, warn() {} }, new AbortController().signal);
+      const plan = await upgradePlan(ctx, await cluster(ctx, 'final'));
+      io.stdout(json ? `${JSON.stringify(plan)}\n` : formatPlan(plan));
+      return plan.allowed ? ExitCode.ok : ExitCode.badInput;
+    }
+    const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile(`upgrade-${sub}`, io.cwd, packageDir)), config.distro.name, packageDir);
+    const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('../runner.ts'), import('../run-output.ts')]);
+    const rec = recordingSink(io, redactor, json);
+    const result = await runTask(task, ctxFor, { renderer: json ? 'silent' : 'default', sink: rec.sink });
+    if (result.status !== 'done') {
+      const err = result.error;
+      if (err instanceof KubeceptionError) io.stderr(redactor.redact(`${err.render()}\n`));
+      else io.stderr(redactor.redact(`internal error: ${(err as Error)?.stack ?? err}\n`));
+    }
+    printRunEnd(io, redactor, json, { task: task.name, ...result, events: rec.events, state: hb.state, config });
+    if (result.status === 'done') return ExitCode.ok;
+    return isBadInput(result.error) ? ExitCode.badInput : ExitCode.stepFailed;
+  } finally {
+    hb.close();
+  }
+}

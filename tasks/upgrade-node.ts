@@ -1,0 +1,17 @@
+/**
+ * upgrade-node: brings this node's kubelet to the cluster's version, once the distro installed that
+ * kubelet. Run as `kubeception upgrade node [--kubeconfig FILE]` on each node after `upgrade apply`.
+ * Copy this file to ./tasks/upgrade-node.ts on a site to customise it.
+ *
+ * upgrade-node-preflight → drain → kubelet-config → kubelet-restart → uncordon
+ */
+import { step, task } from 'kubeception/dsl';
+import { drainNode, nodeAtTarget, restartUpgradedKubelet, uncordonNode, upgradeKubeletConfig, upgradeNodePreflight } from 'kubeception/steps';
+
+export default task('upgrade-node', [
+  step('upgrade-node-preflight').title("upgrade-node-preflight: the kubelet binary is the cluster's version").run(upgradeNodePreflight),
+  step('drain').needs('upgrade-node-preflight').title('drain: cordon, evict pods (PodDisruptionBudgets honoured; DaemonSet and static pods stay)').skipIf(nodeAtTarget).timeout(360_000).run(drainNode),
+  step('kubelet-config').needs('drain').title('kubelet-config: config.yaml and unit drop-in').run(upgradeKubeletConfig),
+  step('kubelet-restart').needs('kubelet-config').title('kubelet-restart: restart, wait for Node Ready at the new version').timeout(240_000).run(restartUpgradedKubelet),
+  step('uncordon').needs('kubelet-restart').title('uncordon: lift the cordon drain set').run(uncordonNode),
+]);
