@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { kc, KC, SITE, stepsWith, writeConfig } from '../helpers/bed-cli.ts';
+import { startProber } from '../helpers/prober.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
 /** Leaves valid for 8 minutes, renewed in their last 7: the first bootstrap (≈1.5 min quiet, ≈4 under CI load) ends inside the window. */
@@ -19,31 +20,7 @@ const CONFIG = { distro: 'debian', networking: { plugin: 'none' }, certificateVa
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A /readyz prober inside the host: a new TLS connection every 100 ms until /tmp/stop-prober exists; prints [[ms, status]…]. */
-const PROBER = `const https = require('https'), fs = require('fs');
-const ca = fs.readFileSync('/etc/kubernetes/pki/ca.crt'), out = [];
-const iv = setInterval(() => {
-  if (fs.existsSync('/tmp/stop-prober')) { clearInterval(iv); setTimeout(() => { process.stdout.write(JSON.stringify(out)); process.exit(0); }, 1500); return; }
-  const t = Date.now();
-  const req = https.get(process.argv[1], { ca, agent: false, timeout: 1000 }, (r) => { r.resume(); out.push([t, r.statusCode]); });
-  req.on('timeout', () => req.destroy()); req.on('error', () => out.push([t, 0]));
-}, 100);`;
 
-/** The longest stretch without a 200, from its first failed probe to the next 200, in ms; and the failure count. */
-function longestGap(samples: [number, number][]): { gapMs: number; failed: number; total: number } {
-  const s = [...samples].sort((a, b) => a[0] - b[0]);
-  let gap = 0;
-  let start: number | undefined;
-  for (const [t, code] of s) {
-    if (code !== 200) start ??= t;
-    else if (start !== undefined) {
-      gap = Math.max(gap, t - start);
-      start = undefined;
-    }
-  }
-  if (start !== undefined) gap = Math.max(gap, s.at(-1)![0] - start);
-  return { gapMs: gap, failed: s.filter(([, c]) => c !== 200).length, total: s.length };
-}
 
 describe('certificates: check, renew in the window, renew all', { timeout: 2_400_000 }, () => {
   let cp: Host;
@@ -125,15 +102,12 @@ describe('certificates: check, renew in the window, renew all', { timeout: 2_400
   test('certs renew all with a 100 ms /readyz prober: every certificate renewed, longest gap printed', async () => {
     t = Date.now();
     const before = await check();
-    await cp.exec(['rm', '-f', '/tmp/stop-prober']);
-    const prober = cp.exec(['node', '-e', PROBER, `https://${cp.ip}:6443/readyz`], { timeoutMs: 900_000 });
+    const prober = await startProber(cp, `https://${cp.ip}:6443/readyz`);
     await sleep(2_000);
     const r = await cp.exec(['node', KC, 'certs', 'renew', 'all'], { cwd: SITE, timeoutMs: 900_000 });
     await sleep(3_000);
-    await cp.execOk(['touch', '/tmp/stop-prober']);
-    const samples = JSON.parse((await prober).stdout) as [number, number][];
+    const gap = await prober.stop();
     assert.equal(r.code, 0, `${r.stderr}\n${r.stdout}`);
-    const gap = longestGap(samples);
     console.log(`certs renew all: ${secs(Date.now() - t)}; /readyz longest gap ${gap.gapMs} ms (${gap.failed} of ${gap.total} probes failed)`);
     const after = await check();
     for (const c of before.certificates.filter((x) => !['kubelet-serving', 'kubelet.conf'].includes(x.name)))

@@ -14,6 +14,7 @@ import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { importUpgradeImages, installKubelet, UPGRADE_COREDNS, UPGRADE_VERSION } from '../bed/upgrade.ts';
 import { kc, KC, SITE, writeConfig } from '../helpers/bed-cli.ts';
+import { startProber } from '../helpers/prober.ts';
 
 const FROM = 'v1.34.4';
 const ADMIN = '/etc/kubernetes/admin.conf';
@@ -21,31 +22,7 @@ const CONFIG = { distro: 'debian', kubernetesVersion: FROM };
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A /readyz prober: a new TLS connection every 100 ms until /tmp/stop-prober exists; prints [[ms, status]…]. */
-const PROBER = `const https = require('https'), fs = require('fs');
-const ca = fs.readFileSync(process.argv[2]), out = [];
-const iv = setInterval(() => {
-  if (fs.existsSync('/tmp/stop-prober')) { clearInterval(iv); setTimeout(() => { process.stdout.write(JSON.stringify(out)); process.exit(0); }, 1500); return; }
-  const t = Date.now();
-  const req = https.get(process.argv[1], { ca, agent: false, timeout: 1000 }, (r) => { r.resume(); out.push([t, r.statusCode]); });
-  req.on('timeout', () => req.destroy()); req.on('error', () => out.push([t, 0]));
-}, 100);`;
 
-/** The longest stretch without a 200, from its first failed probe to the next 200, in ms. */
-function longestGap(samples: [number, number][]): { gapMs: number; failed: number; total: number } {
-  const s = [...samples].sort((a, b) => a[0] - b[0]);
-  let gap = 0;
-  let start: number | undefined;
-  for (const [t, code] of s) {
-    if (code !== 200) start ??= t;
-    else if (start !== undefined) {
-      gap = Math.max(gap, t - start);
-      start = undefined;
-    }
-  }
-  if (start !== undefined) gap = Math.max(gap, s.at(-1)![0] - start);
-  return { gapMs: gap, failed: s.filter(([, c]) => c !== 200).length, total: s.length };
-}
 
 describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () => {
   let cp: Host;
@@ -139,8 +116,7 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
   test(`upgrade apply ${UPGRADE_VERSION}, killed -9 mid-roll and run again, with a 100 ms /readyz prober: every component at the target, the workload untouched`, async () => {
     t = Date.now();
     const pods = await workload();
-    await w.exec(['rm', '-f', '/tmp/stop-prober']);
-    const prober = w.exec(['node', '-e', PROBER, `https://${cp.ip}:6443/readyz`, '/etc/kubernetes/pki/ca.crt'], { timeoutMs: 1_800_000 });
+    const prober = await startProber(w, `https://${cp.ip}:6443/readyz`);
     await sleep(2_000);
     // First run: killed once the new kube-apiserver template is applied (the DaemonSet rolls).
     const first = cp.exec(['sh', '-c', `echo $$ > /tmp/upgrade.pid; exec node ${KC} upgrade apply ${UPGRADE_VERSION}`], { cwd: SITE, timeoutMs: 900_000 });
@@ -159,8 +135,7 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
     assert.equal(JSON.parse((await journal()).stdout).phase, 'control-plane');
     const again = await kc(cp, ['upgrade', 'apply', UPGRADE_VERSION, '--output', 'json'], { timeoutMs: 1_200_000 });
     await sleep(3_000);
-    await w.execOk(['touch', '/tmp/stop-prober']);
-    const gap = longestGap(JSON.parse((await prober).stdout));
+    const gap = await prober.stop();
     assert.equal(again.code, 0, `${again.stderr}\n${again.stdout.slice(-3000)}`);
     const logs = again.events.filter((e) => e.event === 'log' || e.event === 'step-done').map((e) => e.message ?? e.detail ?? '').join('\n');
     assert.match(logs, /resuming the upgrade v1\.34\.4 → v1\.35\.4/);

@@ -1,0 +1,56 @@
+/**
+ * A /readyz prober inside a bed host: a new TLS connection every 100 ms (1 s timeout) until stopped,
+ * each answer recorded with its start time; `stop()` returns the longest stretch without a 200.
+ * Used where a test or benchmark claims how long the API was unavailable.
+ */
+import type { Host } from '../bed/bed.ts';
+
+const SCRIPT = `const https = require('https'), fs = require('fs');
+const ca = fs.readFileSync(process.argv[2]), stop = process.argv[3], out = [];
+const iv = setInterval(() => {
+  if (fs.existsSync(stop)) { clearInterval(iv); setTimeout(() => { process.stdout.write(JSON.stringify(out)); process.exit(0); }, 1500); return; }
+  const t = Date.now();
+  const req = https.get(process.argv[1], { ca, agent: false, timeout: 1000 }, (r) => { r.resume(); out.push([t, r.statusCode]); });
+  req.on('timeout', () => req.destroy()); req.on('error', () => out.push([t, 0]));
+}, 100);`;
+
+/** What the probes saw: the longest gap (first failed probe to the next 200) in ms, failures, total. */
+export interface Gap {
+  gapMs: number;
+  failed: number;
+  total: number;
+}
+
+/** The longest stretch without a 200 in `samples` (`[startMs, status]`, status 0 = no answer). */
+export function longestGap(samples: [number, number][]): Gap {
+  const s = [...samples].sort((a, b) => a[0] - b[0]);
+  let gap = 0;
+  let start: number | undefined;
+  for (const [t, code] of s) {
+    if (code !== 200) start ??= t;
+    else if (start !== undefined) {
+      gap = Math.max(gap, t - start);
+      start = undefined;
+    }
+  }
+  if (start !== undefined) gap = Math.max(gap, s.at(-1)![0] - start);
+  return { gapMs: gap, failed: s.filter(([, c]) => c !== 200).length, total: s.length };
+}
+
+/**
+ * Starts the prober in `host` against `url` (verified with the CA file `caPath` inside the host).
+ * @returns `stop()`, which ends it and returns the gap.
+ */
+export async function startProber(host: Host, url: string, caPath = '/etc/kubernetes/pki/ca.crt'): Promise<{ stop: () => Promise<Gap> }> {
+  const flag = `/tmp/stop-prober-${Date.now()}`;
+  const run = host.exec(['node', '-e', SCRIPT, url, caPath, flag], { timeoutMs: 3_600_000 });
+  return {
+    stop: async () => {
+      await host.execOk(['touch', flag]);
+      const r = await run;
+      await host.exec(['rm', '-f', flag]);
+      if (r.code !== 0) throw new Error(`prober in ${host.name} exited ${r.code}: ${r.stderr.slice(-500)}`);
+      return longestGap(JSON.parse(r.stdout) as [number, number][]);
+    },
+  };
+}
