@@ -41,10 +41,11 @@ export const SELF_HOSTED_COMPONENTS = [['DaemonSet', 'kube-apiserver'], ['Deploy
  * @param force roll each component even if nothing of it changed (`certs renew`: new files on the host).
  * @param afterFirst called once the first component is applied (a crash point).
  * @param timeoutMs per component rollout (default 300 s).
+ * @param waitAll wait for every component's rollout to complete, changed now or not (a resumed upgrade).
  * @returns the objects changed (`Kind/namespace/name`) and the workloads rolled.
  * @throws TimeoutError `rollout-timeout` naming the workload, its status and pods (`timeoutMs` per component).
  */
-export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void; timeoutMs?: number } = {}): Promise<{ changed: string[]; rolled: string[] }> {
+export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void; timeoutMs?: number; waitAll?: boolean } = {}): Promise<{ changed: string[]; rolled: string[] }> {
   const own = (o: KubernetesObject, c: string) => ['Secret', 'DaemonSet', 'Deployment'].includes(o.kind ?? '') && o.metadata?.name === c;
   const changed = await api.apply(objects.filter((o) => !SELF_HOSTED_COMPONENTS.some(([, c]) => own(o, c))));
   const rolled: string[] = [];
@@ -52,8 +53,11 @@ export async function applyComponentByComponent(ctx: Context, api: Cluster, obje
     const mine = await api.apply(objects.filter((o) => own(o, c)));
     changed.push(...mine);
     if (i === 0) opts.afterFirst?.();
-    const rolling = mine.includes(`${kind}/kube-system/${c}`);
-    if (!ctx.dryRun && (rolling || opts.force)) rolled.push(...(await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set(mine), timeoutMs: opts.timeoutMs })));
+    const ref = `${kind}/kube-system/${c}`;
+    const rolling = mine.includes(ref);
+    // waitAll: a rollout an earlier, interrupted run started is waited for too (without a restart).
+    if (!ctx.dryRun && (rolling || opts.force || opts.waitAll))
+      rolled.push(...(await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set(opts.waitAll && !opts.force ? [...mine, ref] : mine), timeoutMs: opts.timeoutMs })));
   }
   return { changed, rolled };
 }

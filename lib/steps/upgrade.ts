@@ -96,6 +96,11 @@ export async function upgradePreflight(ctx: Context): Promise<StepOutcome> {
     ctx.state.upgrade = previous;
     return { changed: false, detail: `resuming the upgrade ${previous.from} → ${target} started ${previous.started} (backup ${previous.backupDir})` };
   }
+  // Already there (a re-run after a finished upgrade): converge without a new snapshot, keeping the backups.
+  if (previous?.phase === 'done' && previous.to === target && versions.cluster === target) {
+    ctx.state.upgrade = previous;
+    return { changed: false, detail: `the cluster is at ${target} (upgraded from ${previous.from}); converging` };
+  }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   await writeJournal(ctx, { from, to: target, started: new Date().toISOString(), backupDir: join(UPGRADE_DIR, `${stamp}-${from}-to-${target}`), phase: 'started' });
   return { changed: true, detail: `upgrade ${from} → ${target}; journal ${JOURNAL}` };
@@ -170,14 +175,14 @@ export async function upgradeControlPlane(ctx: Context): Promise<StepOutcome> {
   await writeJournal(ctx, { ...j, phase: 'control-plane' });
   const timeoutMs = ctx.options.upgradeTimeoutMs ?? 300_000;
   try {
-    const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx), { timeoutMs });
+    const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx), { timeoutMs, waitAll: true });
     for (const c of changed) ctx.log.info(`applied ${c}`);
     return { changed: changed.length > 0, detail: rolled.length ? `rolled ${rolled.join(', ')} to ${j.to}` : `already at ${j.to}` };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     ctx.log.warn(`the upgrade to ${j.to} did not complete (${(err as Error).message}); rolling the control plane back to ${j.from}`);
     const back = { ...ctx, config: { ...ctx.config, kubernetesVersion: j.from } };
-    await applyComponentByComponent(back, api, await selfHostedManifests(back), { timeoutMs: 300_000 });
+    await applyComponentByComponent(back, api, await selfHostedManifests(back), { timeoutMs: 300_000, waitAll: true });
     await writeJournal(ctx, { ...journal(ctx), phase: 'rolled-back' });
     const why = err instanceof KubeceptionError ? `${err.what}: ${err.why}` : String(err);
     throw new KubeceptionError('upgrade-rolled-back', {
