@@ -22,8 +22,12 @@ import { crashPoint } from '../crash.ts';
 import { kubeletCgroupDriver } from '../host/cgroup-driver.ts';
 import { clearPending, isPending, writeThenPending, type PendingAction } from '../host/pending.ts';
 
-/** The KubeletConfiguration kubeception writes. `kubelet.extraConfig` fields override. */
-export function kubeletConfiguration(config: ResolvedConfig): Record<string, unknown> {
+/**
+ * The KubeletConfiguration kubeception writes. `kubelet.extraConfig` fields override.
+ * @param host.cgroupV1 the host mounts cgroup v1 (or hybrid): sets `failCgroupV1: false`, without
+ *   which a kubelet of v1.35 or later refuses to start there (its default turned true in v1.35).
+ */
+export function kubeletConfiguration(config: ResolvedConfig, host: { cgroupV1?: boolean } = {}): Record<string, unknown> {
   return {
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
@@ -37,6 +41,7 @@ export function kubeletConfiguration(config: ResolvedConfig): Record<string, unk
     readOnlyPort: 0,
     rotateCertificates: true,
     failSwapOn: false,
+    ...(host.cgroupV1 && { failCgroupV1: false }),
     ...config.kubelet.extraConfig,
   };
 }
@@ -114,7 +119,11 @@ export async function writeKubeletFiles(ctx: Context, opts: { bootstrap?: boolea
   const changed: string[] = [];
   const restart = kubeletRestart(ctx);
   const cgroupDriver = await kubeletCgroupDriver(ctx);
-  const kc = kubeletConfiguration({ ...config, kubelet: { ...config.kubelet, cgroupDriver } });
+  // cgroup v2 has cgroup.controllers at its root; a v1 (or hybrid) /sys/fs/cgroup does not.
+  const cgroupV1 = !(await files.exists('/sys/fs/cgroup/cgroup.controllers'));
+  if (cgroupV1 && config.kubelet.extraConfig?.failCgroupV1 === undefined)
+    ctx.log.warn('this host uses cgroup v1, which Kubernetes deprecated: the kubelet config sets failCgroupV1: false (a v1.35+ kubelet refuses cgroup v1 otherwise); plan a move to cgroup v2');
+  const kc = kubeletConfiguration({ ...config, kubelet: { ...config.kubelet, cgroupDriver } }, { cgroupV1 });
   if (await writeThenPending(ctx, join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kc), { mode: 0o644 }, [restart])) changed.push('config.yaml');
   crashPoint('config-written');
   if (await writeThenPending(ctx, kubeletDropIn(config), renderKubeletDropIn(config, bin, opts), { mode: 0o644 }, ['daemon-reload', restart])) changed.push('unit drop-in');
