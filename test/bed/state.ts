@@ -95,6 +95,11 @@ async function withFileLock<T>(fn: () => Promise<T>): Promise<T> {
       writeFileSync(`${LOCK_DIR}/owner`, JSON.stringify({ pid: process.pid, start: startTime(process.pid) }));
       break;
     } catch (e) {
+      // The last host's teardown removes BED_ROOT (lock included) while others wait: make it again.
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+        mkdirSync(BED_ROOT, { recursive: true });
+        continue;
+      }
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       let owner: OwnedPid | undefined;
       try {
