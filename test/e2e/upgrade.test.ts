@@ -12,13 +12,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
+import { BED_FLANNEL_CNI_PLUGIN_IMAGE, TEST_IMAGE } from '../bed/addon-images.ts';
 import { importUpgradeImages, installKubelet, UPGRADE_COREDNS, UPGRADE_VERSION } from '../bed/upgrade.ts';
 import { kc, KC, SITE, writeConfig } from '../helpers/bed-cli.ts';
 import { startProber } from '../helpers/prober.ts';
 
 const FROM = 'v1.34.4';
 const ADMIN = '/etc/kubernetes/admin.conf';
-const CONFIG = { distro: 'debian', kubernetesVersion: FROM };
+const CONFIG = { distro: 'debian', kubernetesVersion: FROM, networking: { flannel: { cniPluginImage: BED_FLANNEL_CNI_PLUGIN_IMAGE } } };
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -53,7 +54,7 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
     const args = line.trim().split(/\s+/);
     const j = await kc(w, ['run', 'join', ...args.slice(args.indexOf('join') + 1), '--wait-for-network'], { timeoutMs: 600_000 });
     assert.equal(j.code, 0, `join failed:\n${j.stderr}\n${j.stdout.slice(-2000)}`);
-    await kubectl('create', 'deployment', 'upgrade-workload', '--image=localhost/bed-tools:busybox', '--', 'sleep', '1000000');
+    await kubectl('create', 'deployment', 'upgrade-workload', `--image=${TEST_IMAGE}`, '--', 'sleep', '1000000');
     await kubectl('patch', 'deployment', 'upgrade-workload', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { 'kubernetes.io/hostname': w.name } } } } }));
     await kubectl('rollout', 'status', 'deployment/upgrade-workload', '--timeout=180s');
     await kubectl('-n', 'kube-system', 'rollout', 'status', 'deployment/coredns', '--timeout=300s');
