@@ -8,7 +8,7 @@
  * rolled-back upgrade included), 2 bad input or a version-skew policy error (nothing changed).
  * @see https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-upgrade/
  */
-import { ExitCode, InputError, isBadInput, KubeceptionError } from '../errors.ts';
+import { ExitCode, InputError, isBadInput, KubeceptionError, PreflightError } from '../errors.ts';
 import { loadConfig } from '../config/load.ts';
 import { parseDuration } from '../join/token.ts';
 import { cluster } from '../k8s/apiserver.ts';
@@ -35,8 +35,19 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
   if (args.timeout !== undefined && !timeoutMs) throw usage(`--timeout ${args.timeout} is not a duration such as 5m`);
   const json = args.output === 'json';
   const base = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
-  const { config } = version ? await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined, kubernetesVersion: version }) : base;
   const hb = backends ?? realBackends();
+  // The version-skew policy first, as kubeadm does: a target outside it is refused by its check id
+  // even when the config cannot be resolved for it (e.g. no CoreDNS pinned for that minor).
+  if (version) {
+    const [{ clusterVersions }, { skewChecks }] = await Promise.all([import('../upgrade/plan.ts'), import('../upgrade/skew.ts')]);
+    const ctx = makeContext({ config: base.config, options: { ignorePreflightErrors: new Set(), addSecret: () => {} }, backends: hb, log: { info() {}, warn() {} }, signal: new AbortController().signal, packageDir, step: 'upgrade-policy' });
+    const errors = skewChecks(await clusterVersions(ctx, await cluster(ctx, 'final')), version).filter((c) => c.severity === 'error');
+    if (errors.length) {
+      hb.close();
+      throw new PreflightError(errors.map((c) => ({ id: c.id, message: c.why, fix: c.fix, ignorable: false })));
+    }
+  }
+  const { config } = version ? await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined, kubernetesVersion: version }) : base;
   const options: RunOptions = {
     ignorePreflightErrors: new Set(),
     addSecret: (v) => redactor.add(v),
