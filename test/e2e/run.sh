@@ -42,7 +42,7 @@ lane() {
 # Each suite goes to the lane with the least work so far, longest first. Weights: minutes measured
 # on the bed (unlisted suites count 5).
 declare -A minutes=([crash]=19 [certs]=18 [network]=14 [runtime-state]=11 [join]=10 [bootstrap]=8
-  [recovery]=8 [reset]=8 [site]=6 [deno]=5 [upgrade]=14)
+  [recovery]=8 [reset]=8 [site]=6 [deno]=5 [upgrade]=7)
 declare -a lane_files lane_load
 for ((l = 0; l < lanes; l++)); do lane_files[l]=""; lane_load[l]=0; done
 while read -r _ f; do
