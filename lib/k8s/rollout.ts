@@ -42,13 +42,52 @@ export function rolledOut(kind: Kind, w: Workload): boolean {
   return s.updatedReplicas === want && s.availableReplicas === want && s.replicas === want;
 }
 
+/** How long a DaemonSet surge roll may sit with its new pods ready before {@link finishSurge} steps in. */
+const STALL_MS = 60_000;
+
+interface DsPod extends PodLike {
+  spec?: { nodeName?: string };
+  status?: PodLike['status'] & { conditions?: { type?: string; status?: string; lastTransitionTime?: string | Date }[] };
+}
+
+/**
+ * The DaemonSet controller's last step of a surge roll, done for it when it has not happened: on
+ * each node where a pod of the current template generation (`pod-template-generation`) has been
+ * Ready for the DaemonSet's `minReadySeconds`, the pods of older generations are deleted (graceful).
+ * Seen on the bed (kube-controller-manager v1.34 rolling kube-apiserver v1.34 → v1.35 on one node):
+ * the controller never observed the surge pod it had created — its status counted only the old pod
+ * — and would have waited for its 5-minute expectations timeout. The old pod's shutdown closes the
+ * controller's watches; re-established against the new apiserver, they list again and see the pod.
+ * @returns true if anything was deleted (it is tried once per roll).
+ */
+async function finishSurge(ctx: Pick<Context, 'signal'> & { log?: { warn(m: string): void } }, api: Cluster, name: string, ds: Workload & { spec?: { minReadySeconds?: number } }): Promise<boolean> {
+  const gen = String(ds.metadata?.generation ?? '');
+  const minReadyMs = (ds.spec?.minReadySeconds ?? 0) * 1000;
+  const pods = await api.list<DsPod>('v1', 'Pod', 'kube-system', `component=${name}`).catch(() => [] as DsPod[]);
+  const readyLongEnough = (p: DsPod) => {
+    const c = p.status?.conditions?.find((x) => x.type === 'Ready');
+    return c?.status === 'True' && !!c.lastTransitionTime && Date.now() - new Date(c.lastTransitionTime).getTime() >= minReadyMs;
+  };
+  const old: DsPod[] = [];
+  for (const node of new Set(pods.map((p) => p.spec?.nodeName))) {
+    const here = pods.filter((p) => p.spec?.nodeName === node && !p.metadata?.deletionTimestamp);
+    if (!here.some((p) => p.metadata?.labels?.['pod-template-generation'] === gen && readyLongEnough(p))) continue;
+    old.push(...here.filter((p) => p.metadata?.labels?.['pod-template-generation'] !== gen));
+  }
+  for (const p of old) {
+    ctx.log?.warn(`DaemonSet kube-system/${name}: the surge roll has not finished ${STALL_MS / 1000} s in although the new pod on ${p.spec?.nodeName} is ready; deleting the old pod ${p.metadata?.name} (the controller's next step)`);
+    await api.delete({ apiVersion: 'v1', kind: 'Pod', metadata: { name: p.metadata?.name, namespace: 'kube-system' } });
+  }
+  return old.length > 0;
+}
+
 /**
  * Restarts each existing workload in `targets` (kube-system), one after the other, waiting for each
  * (reads that fail while the apiserver itself rolls count as "not yet").
  * @returns the `Kind/name` of the workloads restarted (absent ones are skipped).
  * @throws TimeoutError `rollout-timeout` naming the workload.
  */
-export async function rollAndWait(ctx: Pick<Context, 'signal'>, api: Cluster, targets: [Kind, string][], opts: { rolling?: ReadonlySet<string>; timeoutMs?: number } = {}): Promise<string[]> {
+export async function rollAndWait(ctx: Pick<Context, 'signal'> & { log?: { warn(m: string): void } }, api: Cluster, targets: [Kind, string][], opts: { rolling?: ReadonlySet<string>; timeoutMs?: number } = {}): Promise<string[]> {
   const timeoutMs = opts.timeoutMs ?? 300_000;
   const done: string[] = [];
   for (const [kind, name] of targets) {
@@ -59,10 +98,14 @@ export async function rollAndWait(ctx: Pick<Context, 'signal'>, api: Cluster, ta
     if (!opts.rolling?.has(`${kind}/kube-system/${name}`))
       await pollUntil(() => api.patch(ref, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } }).then(() => true, () => undefined), { timeoutMs: 60_000, intervalMs: 1_000, signal: ctx.signal });
     let last: Workload | undefined;
+    const started = Date.now();
+    let nudged = false;
     const ok = await pollUntil(async () => {
       const w = await api.read<Workload>(ref).catch(() => undefined);
       last = w ?? last;
-      return w && rolledOut(kind, w) ? true : undefined;
+      if (w && rolledOut(kind, w)) return true;
+      if (kind === 'DaemonSet' && w && !nudged && Date.now() - started > STALL_MS) nudged = await finishSurge(ctx, api, name, w);
+      return undefined;
     }, { timeoutMs, intervalMs: 1_000, signal: ctx.signal });
     if (!ok) {
       const pods = await api.list<PodLike>('v1', 'Pod', 'kube-system', `component=${name}`).catch(() => []);
