@@ -38,7 +38,10 @@ async function kubeception(host: Host): Promise<Result> {
   const gap = await prober.stop();
   if (r.code !== 0) throw new Error(`upgrade apply exited ${r.code}\n${r.stderr}`);
   const steps = new Map<string, number>();
-  for (const e of r.events) if (e.event === 'step-done') steps.set(e.step, e.durationMs);
+  for (const e of r.events) {
+    if (e.event === 'step-done') steps.set(e.step, e.durationMs);
+    if (e.event === 'log' && e.level === 'warn') console.log(`  kubeception warning (${e.step}): ${e.message}`);
+  }
   return { wallMs, gap, steps };
 }
 

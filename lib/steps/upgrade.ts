@@ -101,33 +101,9 @@ export async function upgradePreflight(ctx: Context): Promise<StepOutcome> {
     ctx.state.upgrade = previous;
     return { changed: false, detail: `the cluster is at ${target} (upgraded from ${previous.from}); converging` };
   }
-  await leadershipSettled(ctx, api);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   await writeJournal(ctx, { from, to: target, started: new Date().toISOString(), backupDir: join(UPGRADE_DIR, `${stamp}-${from}-to-${target}`), phase: 'started' });
   return { changed: true, detail: `upgrade ${from} → ${target}; journal ${JOURNAL}` };
-}
-
-/** How long kube-controller-manager must have held its lease before an upgrade starts. */
-const SETTLED_MS = 30_000;
-
-/**
- * Waits (up to 90 s) until kube-controller-manager has held its leader Lease for {@link SETTLED_MS}:
- * right after a bootstrap the self-hosted controller-manager is still taking over from the bootstrap
- * one and starting its controllers. Seen on the bed: an upgrade begun in that window stalled — the
- * DaemonSet controller never saw the surge kube-apiserver pod it had created, so the rollout did not
- * complete until its 5-minute expectations timeout.
- */
-async function leadershipSettled(ctx: Context, api: Cluster): Promise<void> {
-  const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'kube-controller-manager', namespace: 'kube-system' } };
-  let logged = false;
-  await pollUntil(async () => {
-    const lease = await api.read<KubernetesObject & { spec?: { acquireTime?: string; renewTime?: string } }>(ref).catch(() => undefined);
-    const held = lease?.spec?.acquireTime ? Date.now() - Date.parse(lease.spec.acquireTime) : 0;
-    if (held >= SETTLED_MS) return true;
-    if (!logged) ctx.log.info(`waiting for kube-controller-manager's leadership to settle (held ${Math.round(held / 1000)} s of ${SETTLED_MS / 1000} s)`);
-    logged = true;
-    return undefined;
-  }, { timeoutMs: 90_000, intervalMs: 2_000, signal: ctx.signal });
 }
 
 /** Removes backup directories beyond the newest {@link KEEP_BACKUPS} (this upgrade's included). */
