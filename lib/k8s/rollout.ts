@@ -60,7 +60,7 @@ interface DsPod extends PodLike {
  * controller's watches; re-established against the new apiserver, they list again and see the pod.
  * @returns true if anything was deleted (it is tried once per roll).
  */
-async function finishSurge(ctx: Pick<Context, 'signal'> & { log?: { warn(m: string): void } }, api: Cluster, name: string, ds: Workload & { spec?: { minReadySeconds?: number } }): Promise<boolean> {
+export async function finishSurge(ctx: Pick<Context, 'signal'> & { log?: { warn(m: string): void } }, api: Cluster, name: string, ds: Workload & { spec?: { minReadySeconds?: number } }): Promise<boolean> {
   const gen = String(ds.metadata?.generation ?? '');
   const minReadyMs = (ds.spec?.minReadySeconds ?? 0) * 1000;
   const pods = await api.list<DsPod>('v1', 'Pod', 'kube-system', `component=${name}`).catch(() => [] as DsPod[]);
