@@ -15,7 +15,10 @@ const pod = (name: string, node: string, gen: string, readyFor?: number, termina
 });
 function fake(pods: object[]) {
   const deleted: string[] = [];
-  const api = { list: async () => pods, delete: async (ref: { metadata: { name: string } }) => (deleted.push(ref.metadata.name), true) } as unknown as Cluster;
+  const api = { list: async () => pods, delete: async (ref: { metadata: { name: string } }) => {
+    deleted.push(ref.metadata.name);
+    return true;
+  } } as unknown as Cluster;
   return { api, deleted };
 }
 const ds = { metadata: { name: 'kube-apiserver', generation: 2 }, spec: { minReadySeconds: 30 } };
