@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
-[[ ${KUBECEPTION_BED_READY:-} == 1 ]] || bash test/bed/setup.sh
+[[ ${KUBECEPTION_BED_READY:-} == 1 ]] || KUBECEPTION_BED_UPGRADE=0 bash test/bed/setup.sh
 host() { npx tsx test/bed/host.ts "$@"; }
 # A name no existing bed host has (another user's `demo` is never stopped or replaced).
 taken=$(host list | awk '{print $1}')
