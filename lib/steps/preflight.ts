@@ -171,7 +171,11 @@ export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepO
   for (const notice of ctx.config?.notices ?? []) ctx.log.warn(notice);
   const failures: CheckFailure[] = [];
   // Checks only read the host: run them at once (most wait on a command), report in their order.
-  const results = await Promise.all(checks.map((check) => check.run(ctx)));
+  // Every check finishes before a thrown one is reported: none is left running behind the error.
+  const settled = await Promise.allSettled(checks.map((check) => check.run(ctx)));
+  const thrown = settled.find((r) => r.status === 'rejected');
+  if (thrown) throw (thrown as PromiseRejectedResult).reason;
+  const results = settled.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<Check['run']>>>).value);
   for (const [i, check] of checks.entries()) {
     const r = results[i];
     if (!r) continue;

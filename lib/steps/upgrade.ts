@@ -243,8 +243,13 @@ export async function finishUpgrade(ctx: Context): Promise<StepOutcome> {
 export const kubernetesVersionCheck = {
   id: 'KubernetesVersion',
   async run(ctx: Context): Promise<{ message: string; fix: string } | undefined> {
-    if ((await probeApiserver(ctx, 'final', 2_000)) !== undefined) return undefined;
-    return downgradeProblem(ctx, await cluster(ctx, 'final'));
+    // Never throws: a missing or unreadable admin.conf is KubeconfigReadable's to report.
+    try {
+      if ((await probeApiserver(ctx, 'final', 2_000)) !== undefined) return undefined;
+      return await downgradeProblem(ctx, await cluster(ctx, 'final'));
+    } catch {
+      return undefined;
+    }
   },
 };
 
