@@ -8,6 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { KubeceptionError } from '../errors.ts';
 import type { PlannedApiAction } from './planned.ts';
 import { withRetry } from '../util/retry.ts';
+import { withoutServerFields } from './objects.ts';
 
 /** A Kubernetes object as plain data (the manifests/ builders' output). */
 export type KubeObject = k8s.KubernetesObject & Record<string, unknown>;
@@ -285,11 +286,7 @@ export interface Watched<T> {
 
 /** An object without the fields the server maintains, for comparing a live object with a dry-run result. */
 function comparable(o: k8s.KubernetesObject | undefined): string {
-  if (!o) return '';
-  const { metadata, ...rest } = o as k8s.KubernetesObject & { status?: unknown };
-  const { resourceVersion: _rv, managedFields: _mf, generation: _g, uid: _u, creationTimestamp: _c, ...meta } = metadata ?? {};
-  delete (rest as { status?: unknown }).status;
-  return JSON.stringify({ ...rest, metadata: meta });
+  return o ? JSON.stringify(withoutServerFields(o)) : '';
 }
 
 /**

@@ -23,6 +23,7 @@ import { apiserverUrls } from '../k8s/endpoints.ts';
 import { etcdClientUrls, etcdPki } from '../etcd/config.ts';
 import { pollUntil } from '../util/poll.ts';
 import { toYaml } from '../util/yaml.ts';
+import { withoutServerFields } from '../k8s/objects.ts';
 import { probeHttps } from '../net/probe.ts';
 import { selfHostedManifests, applyComponentByComponent, SELF_HOSTED_COMPONENTS } from './self-hosted.ts';
 import { clusterVersions, imageTag, UPGRADE_COMPONENTS } from '../upgrade/plan.ts';
@@ -134,13 +135,6 @@ export async function etcdSnapshot(ctx: Context): Promise<StepOutcome> {
   return { changed: true, detail: `etcd snapshot ${file}${pruned.length ? `; removed older backups ${pruned.join(', ')}` : ''}` };
 }
 
-/** Live object without what the server maintains (re-appliable). */
-function portable(o: KubernetesObject): KubernetesObject {
-  const { metadata, ...rest } = o as KubernetesObject & { status?: unknown };
-  const { resourceVersion: _rv, managedFields: _mf, generation: _g, uid: _u, creationTimestamp: _c, ...meta } = metadata ?? {};
-  delete (rest as { status?: unknown }).status;
-  return { ...rest, metadata: meta } as KubernetesObject;
-}
 
 /**
  * `backup-objects`: the live workloads the upgrade changes and the Secrets and ConfigMaps of the
@@ -156,7 +150,7 @@ export async function backupObjects(ctx: Context): Promise<StepOutcome> {
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-proxy', namespace: 'kube-system' } },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'coredns', namespace: 'kube-system' } },
   ];
-  const live = (await Promise.all(refs.map((r) => api.read(r)))).filter((o): o is KubernetesObject => !!o).map((o) => ({ ...portable(o), apiVersion: o.apiVersion ?? '', kind: o.kind ?? '' }));
+  const live = (await Promise.all(refs.map((r) => api.read(r)))).filter((o): o is KubernetesObject => !!o).map((o) => ({ ...withoutServerFields(o), apiVersion: o.apiVersion ?? '', kind: o.kind ?? '' }));
   const file = join(j.backupDir, 'objects.yaml');
   await ctx.files.write(file, live.map((o) => toYaml(o)).join('---\n'), { mode: 0o600, dirMode: 0o700 });
   await writeJournal(ctx, { ...j, objects: file });

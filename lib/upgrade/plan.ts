@@ -4,14 +4,11 @@
  * admin.conf, the local etcd member's status); writes nothing.
  * @see kubernetes/cmd/kubeadm/app/cmd/upgrade/plan.go (the component table it prints)
  */
-import { apiserverUrls } from '../k8s/endpoints.ts';
-import { adminTls } from '../k8s/apiserver.ts';
 import { probeHttps } from '../net/probe.ts';
 import { etcdClientUrls } from '../etcd/config.ts';
 import { healthcheckTls } from '../steps/etcd.ts';
 import { coreDNSObjects } from '../../manifests/addons/coredns.ts';
 import { image } from '../../manifests/common.ts';
-import { HostStateError } from '../errors.ts';
 import { skewChecks, type ClusterVersions, type SkewCheck } from './skew.ts';
 import type { Cluster, KubernetesObject, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
@@ -68,13 +65,6 @@ export function targetImages(config: ResolvedConfig): Record<(typeof UPGRADE_COM
   };
 }
 
-/** `/version`'s gitVersion of this node's final apiserver. @throws HostStateError `apiserver-version`. */
-export async function apiserverVersion(ctx: Pick<Context, 'files' | 'config'>, url = apiserverUrls(ctx.config).final): Promise<string> {
-  const r = await probeHttps(`${url}/version`, await adminTls(ctx, 'final'));
-  const v = 'status' in r && r.status === 200 ? (JSON.parse(r.body) as { gitVersion?: string }).gitVersion : undefined;
-  if (!v) throw new HostStateError('apiserver-version', { what: `${url}/version`, why: `no version: ${'error' in r ? r.error : `HTTP ${r.status}`}`, fix: 'the cluster must answer before it can be planned or upgraded: check `kubectl get --raw /readyz`' });
-  return v;
-}
 
 /** The local etcd member's version (Maintenance/Status), or undefined if it does not answer. */
 export async function etcdVersion(ctx: Context): Promise<string | undefined> {
@@ -86,7 +76,7 @@ export async function etcdVersion(ctx: Context): Promise<string | undefined> {
 
 /** Versions the skew policy needs, read from the cluster. */
 export async function clusterVersions(ctx: Context, api: Cluster): Promise<ClusterVersions> {
-  const [cluster, nodes, etcd] = await Promise.all([apiserverVersion(ctx), api.list<V1Node>('v1', 'Node'), etcdVersion(ctx)]);
+  const [cluster, nodes, etcd] = await Promise.all([api.version(), api.list<V1Node>('v1', 'Node'), etcdVersion(ctx)]);
   return { cluster, kubelets: nodes.map((n) => ({ node: n.metadata?.name ?? '?', version: n.status?.nodeInfo?.kubeletVersion ?? '?' })), ...(etcd && { etcd }) };
 }
 

@@ -1,0 +1,16 @@
+/**
+ * Object helpers that need no API client (so step modules can use them without loading
+ * @kubernetes/client-node).
+ */
+import type { KubernetesObject } from './client.ts';
+
+/**
+ * The object without what the server maintains (status, resourceVersion, managedFields, generation,
+ * uid, creationTimestamp): what can be applied again, or compared with a dry-run result.
+ */
+export function withoutServerFields<T extends KubernetesObject>(o: T): T {
+  const { metadata, ...rest } = o as T & { status?: unknown };
+  const { resourceVersion: _rv, managedFields: _mf, generation: _g, uid: _u, creationTimestamp: _c, ...meta } = metadata ?? {};
+  delete (rest as { status?: unknown }).status;
+  return { ...rest, metadata: meta } as unknown as T;
+}
