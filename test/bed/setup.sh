@@ -12,7 +12,7 @@ step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 
 # --- Debian packages (idempotent: installs only what is missing) -------------------------------------------
 PACKAGES=(systemd-container etcd-server etcd-client containerd runc containernetworking-plugins umoci skopeo
-  debootstrap iproute2 dbus jq iputils-ping curl busybox-static)
+  debootstrap iproute2 dbus jq iputils-ping curl busybox-static haproxy)
 step "apt packages"
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -30,6 +30,18 @@ if ((${#missing[@]})); then
 else
   echo "all installed"
 fi
+
+# --- inotify limits: every bed host runs its own systemd, journald, dbus, containerd and kubelet, all as
+# root, so they share root's per-user inotify budget (instances and watches) machine-wide. Debian's 128
+# instances ran out with a few hosts (a rebooted host's containerd could not load its CRI plugin: "too
+# many open files"). Sized for ≈8 hosts with headroom; only ever raised, never lowered.
+step "inotify limits"
+raise_sysctl() { # raise_sysctl <key> <minimum>
+  local cur; cur=$(sysctl -n "$1")
+  if ((cur < $2)); then sysctl -q -w "$1=$2" && echo "$1: raised $cur → $2"; else echo "$1: $cur (≥ $2, kept)"; fi
+}
+raise_sysctl fs.inotify.max_user_instances 1024
+raise_sysctl fs.inotify.max_user_watches 524288
 
 step "npm ci"
 npm ci --no-audit --no-fund

@@ -40,10 +40,12 @@ export const MASKED_UNITS = [
 
 /**
  * Enablement links of the machine that must not act in a host: the stock etcd unit would start with its
- * default data dir, and containerd must not start before the bed has configured it (prepareKubeletHost
- * enables it). The unit files stay, so kubeception can configure and start them.
+ * default data dir, containerd must not start before the bed has configured it (prepareKubeletHost
+ * enables it), and haproxy (installed for the HA suite's load balancer) would run in every host on ports
+ * the control plane needs; only a load-balancer host starts it (test/bed/lb.ts). The unit files stay, so
+ * kubeception (or lb.ts) can configure and start them.
  */
-export const DISABLED_UNITS = ['etcd', 'containerd'];
+export const DISABLED_UNITS = ['etcd', 'containerd', 'haproxy'];
 
 /** The machine's enablement links of DISABLED_UNITS: systemd's (.wants links and aliases such as
  * etcd2.service) and SysV rc links, all of which `systemctl is-enabled` reports. */

@@ -18,7 +18,9 @@ cd "$(dirname "$0")/../.."
 files=("$@")
 ((${#files[@]})) || mapfile -t files < <(ls test/e2e/*.test.ts)
 lanes=${KUBECEPTION_E2E_LANES:-2}
-NOT_GATING=()
+NOT_GATING=(
+  ha # issue 11: high availability (join --control-plane, certs upload, stacked etcd) is not on main yet
+)
 gating() { local n; for n in "${NOT_GATING[@]}"; do [[ $n == "$1" ]] && return 1; done; return 0; }
 logdir=$(mktemp -d /tmp/kc-e2e.XXXXXX)
 
@@ -40,9 +42,11 @@ lane() {
 }
 
 # Each suite goes to the lane with the least work so far, longest first. Weights: minutes measured
-# on the bed (unlisted suites count 5).
+# on the bed (unlisted suites count 5). ha: an estimate until it passes (boot + bootstrap + worker join
+# through the LB + a power cut of the only control plane took 2.5 min on its bed; it adds two
+# control-plane joins, a reset and a re-join).
 declare -A minutes=([crash]=19 [certs]=18 [network]=14 [runtime-state]=11 [join]=10 [bootstrap]=8
-  [recovery]=8 [reset]=8 [site]=6 [deno]=5 [upgrade]=7)
+  [recovery]=8 [reset]=8 [site]=6 [deno]=5 [upgrade]=7 [ha]=12)
 declare -a lane_files lane_load
 for ((l = 0; l < lanes; l++)); do lane_files[l]=""; lane_load[l]=0; done
 while read -r _ f; do
