@@ -44,6 +44,9 @@ const ARGS = {
   'ca-cert-hash': { type: 'string' },
   'discovery-timeout': { type: 'string' },
   'wait-for-network': { type: 'boolean' },
+  'control-plane': { type: 'boolean' },
+  'certificate-key': { type: 'string' },
+  force: { type: 'boolean' },
   ttl: { type: 'string' },
   description: { type: 'string' },
   'print-join-command': { type: 'boolean' },
@@ -121,7 +124,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     if (args.command === 'certs') {
       const [{ loadConfig }, { certsCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/certs.ts'), selfResolve()]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
-      return await certsCommand(args.task as string | undefined, args._[2], args, config, PACKAGE_DIR, io);
+      return await certsCommand(args.task as string | undefined, args._[2], args, config, PACKAGE_DIR, io, redactor);
     }
     if (args.command === 'reset') {
       const [{ resetCommand }] = await Promise.all([import('./commands/reset.ts'), selfResolve()]);
@@ -143,6 +146,8 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     ]);
     const token = await joinToken(args, process.env);
     redactor.add(token);
+    const certificateKey = typeof args['certificate-key'] === 'string' ? args['certificate-key'] : process.env.KUBECEPTION_CERTIFICATE_KEY?.trim() || undefined;
+    redactor.add(certificateKey);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
     if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
     const options: RunOptions = {
@@ -153,6 +158,9 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       caCertHash: caCertHashes(argv),
       discoveryTimeoutMs: discoveryTimeout,
       waitForNetwork: args['wait-for-network'] === true,
+      controlPlane: args['control-plane'] === true,
+      certificateKey,
+      force: args.force === true,
       addSecret: (v) => redactor.add(v),
     };
     if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');

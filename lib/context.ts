@@ -27,6 +27,12 @@ export interface RunOptions {
   caCertHash?: string;
   /** `join --discovery-timeout`: how long to retry an unreachable join service, in ms. Default 60 000. */
   discoveryTimeoutMs?: number;
+  /** `join --control-plane`: this node joins as a further control-plane node. */
+  controlPlane?: boolean;
+  /** `join --certificate-key` (or KUBECEPTION_CERTIFICATE_KEY): decrypts the uploaded shared keys. Never logged. */
+  certificateKey?: string;
+  /** `join --force`: accept an etcd of two voting members (`etcd-two-members`). `reset --force`: the same when removing a member. */
+  force?: boolean;
   /** `join --wait-for-network`: wait until the pod network is up on this node (its `wait-node-network` step). */
   waitForNetwork?: boolean;
   /** `reset --keep-etcd-data`: keep the etcd data dir (and stop etcd only). */

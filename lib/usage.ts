@@ -14,8 +14,8 @@ export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
                          [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
   kubeception run join --url URL --token T --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
-                       [--wait-for-network]
-      (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN)
+                       [--wait-for-network] [--control-plane --certificate-key K [--force]]
+      (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN; the certificate key from KUBECEPTION_CERTIFICATE_KEY)
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--output json]
                           simulates every step: the files, units, commands and API objects it would change
                           [--order-only]: only the steps in order with their needs (reads nothing on the host)
@@ -25,11 +25,12 @@ export const USAGE = `usage:
   kubeception token delete ID
   kubeception certs check-expiration [--output json]
   kubeception certs renew all|NAME
+  kubeception certs upload [--ttl 2h] [--output json]   shared keys for \`run join --control-plane\`, encrypted
   kubeception upgrade plan [vX.Y.Z] [--output json]   versions now and after, and the version-skew checks
   kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
   kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro
                                                      installed the cluster's kubelet version)
-  kubeception reset [--dry-run] [--keep-etcd-data] [--output json]
+  kubeception reset [--dry-run] [--keep-etcd-data] [--force] [--output json]
   kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
   kubeception approve-csrs                                                   (inside the cluster)
   kubeception --version | --help

@@ -5,7 +5,7 @@
  * so no two manifests share a nested object.
  */
 import type {
-  KubernetesObject, V1ClusterRoleBinding, V1ConfigMap, V1DaemonSet, V1Deployment, V1Probe, V1Secret, V1ServiceAccount,
+  KubernetesObject, V1ClusterRoleBinding, V1ConfigMap, V1DaemonSet, V1Deployment, V1PodDisruptionBudget, V1Probe, V1Secret, V1ServiceAccount,
   V1ObjectMeta, V1Toleration, V1Volume, V1VolumeMount,
 } from '@kubernetes/client-node';
 import { CONTROL_PLANE_LABEL, CONTROLLER_MANAGER_PORT, SCHEDULER_PORT } from '../lib/constants.ts';
@@ -49,7 +49,7 @@ export type Manifest<T extends KubernetesObject> = T & { apiVersion: string; kin
 
 /** Any object the cluster-object builders return; each is a `KubernetesObject` (what `Cluster.apply` takes). */
 export type ManifestObject =
-  | Manifest<V1ServiceAccount> | Manifest<V1ClusterRoleBinding> | Manifest<V1Secret> | Manifest<V1ConfigMap> | Manifest<V1DaemonSet> | Manifest<V1Deployment>;
+  | Manifest<V1ServiceAccount> | Manifest<V1ClusterRoleBinding> | Manifest<V1Secret> | Manifest<V1ConfigMap> | Manifest<V1DaemonSet> | Manifest<V1Deployment> | Manifest<V1PodDisruptionBudget>;
 
 /** `registry.k8s.io/kube-apiserver:v1.34.4` from `imageRepository` and `kubernetesVersion`. */
 export function image(config: ResolvedConfig, name: ImageName): string {
@@ -95,7 +95,8 @@ export function httpsProbe(kind: 'liveness' | 'readiness' | 'startup', host: str
     readiness: { periodSeconds: 1, failureThreshold: 3 },
     startup: { initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 24 },
   }[kind];
-  return { httpGet: { host, port, path, scheme: 'HTTPS' }, timeoutSeconds: 15, ...timing };
+  // No host: the kubelet probes the pod's IP (a host-network pod's is its node's).
+  return { httpGet: { ...(host && { host }), port, path, scheme: 'HTTPS' }, timeoutSeconds: 15, ...timing };
 }
 
 /**

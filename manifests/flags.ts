@@ -102,7 +102,8 @@ const election = (instance: Instance): ExtraArgs =>
 export function apiServerFlags(config: ResolvedConfig, at: Locate, port: number, instance: Instance): string[] {
   const extra = config.apiServer.extraArgs;
   const defaults: ExtraArgs = {
-    'advertise-address': config.localAPIEndpoint.advertiseAddress,
+    // Self-hosted: each DaemonSet pod advertises its own node (env HOST_IP = status.hostIP).
+    'advertise-address': instance === 'self-hosted' ? '$(HOST_IP)' : config.localAPIEndpoint.advertiseAddress,
     'allow-privileged': 'true',
     // authorization-mode and a structured authorization-config exclude each other (kubeadm drops the mode).
     ...(!('authorization-config' in extra) && { 'authorization-mode': 'Node,RBAC' }),

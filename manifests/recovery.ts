@@ -14,7 +14,7 @@
  * Pure data: same input, deep-equal output.
  */
 import { join } from 'node:path';
-import type { V1DaemonSet, V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { V1Container, V1DaemonSet, V1Pod, V1Probe, V1Volume } from '@kubernetes/client-node';
 import { HostStateError } from '../lib/errors.ts';
 import { componentLabels, NAMESPACE, type Manifest } from './common.ts';
 
@@ -53,9 +53,12 @@ export function projectedVolumes(ds: V1DaemonSet, volumesDir: string): Projected
 /**
  * The recovery static pod from the live DaemonSet.
  * @param volumes from {@link projectedVolumes} (same `volumesDir`).
+ * @param hostIP this node's IP: replaces the template's downward-API `status.hostIP` env values (in
+ *   `$(VAR)` arguments too) and is the host of probes that name none. After a power cut the kubelet
+ *   starts this pod before any apiserver answers, when it may not know its node's addresses yet.
  * @throws HostStateError `recovery-no-template` if the DaemonSet has no container.
  */
-export function recoveryStaticPod(ds: V1DaemonSet, volumes: readonly ProjectedVolume[]): Manifest<V1Pod> {
+export function recoveryStaticPod(ds: V1DaemonSet, volumes: readonly ProjectedVolume[], hostIP?: string): Manifest<V1Pod> {
   const spec = ds.spec?.template.spec;
   if (!spec?.containers?.length)
     throw new HostStateError('recovery-no-template', { what: `DaemonSet ${NAMESPACE}/kube-apiserver`, why: 'its pod template has no container', fix: 'run `kubeception run bootstrap` to re-apply it' });
@@ -79,8 +82,25 @@ export function recoveryStaticPod(ds: V1DaemonSet, volumes: readonly ProjectedVo
       ...(spec.terminationGracePeriodSeconds !== undefined && { terminationGracePeriodSeconds: spec.terminationGracePeriodSeconds }),
       ...(spec.dnsPolicy !== undefined && { dnsPolicy: spec.dnsPolicy }),
       ...(spec.securityContext !== undefined && { securityContext: spec.securityContext }),
-      containers: spec.containers,
+      containers: hostIP === undefined ? spec.containers : spec.containers.map((c) => withHostIP(c, hostIP)),
       volumes: vols,
     },
+  };
+}
+
+/** `c` with every `status.hostIP` env var resolved to `hostIP` and probes given a host. */
+function withHostIP(c: V1Container, hostIP: string): V1Container {
+  const fromHost = new Set((c.env ?? []).filter((e) => e.valueFrom?.fieldRef?.fieldPath === 'status.hostIP').map((e) => e.name));
+  const sub = (s: string) => s.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, n: string) => (fromHost.has(n) ? hostIP : m));
+  const probe = (p: V1Probe | undefined) => (p?.httpGet && !p.httpGet.host ? { ...p, httpGet: { ...p.httpGet, host: hostIP } } : p);
+  const env = (c.env ?? []).map((e) => (fromHost.has(e.name) ? { name: e.name, value: hostIP } : e));
+  return {
+    ...c,
+    ...(c.command && { command: c.command.map(sub) }),
+    ...(c.args && { args: c.args.map(sub) }),
+    ...(c.env && { env }),
+    ...(c.startupProbe && { startupProbe: probe(c.startupProbe) }),
+    ...(c.livenessProbe && { livenessProbe: probe(c.livenessProbe) }),
+    ...(c.readinessProbe && { readinessProbe: probe(c.readinessProbe) }),
   };
 }

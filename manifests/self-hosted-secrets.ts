@@ -54,17 +54,17 @@ function inputError(what: string, why: string): KubeceptionError {
 }
 
 /**
- * Checks the inputs: every PKI file present and PEM, each kubeconfig's server the final apiserver
+ * Checks the inputs: every PKI file present and PEM, each kubeconfig's server the node-local final apiserver (`https://127.0.0.1:<bindPort>`)
  * (a bootstrap-*.conf passed by mistake would strand the controllers when the bootstrap apiserver goes).
  * @throws KubeceptionError `self-hosted-input` naming the file.
  */
 export function checkSecrets(config: ResolvedConfig, secrets: SelfHostedSecrets): void {
   for (const file of Object.keys(PKI_FILES) as PkiFile[])
     if (!secrets.pki[file]?.includes('-----BEGIN ')) throw inputError(`secrets.pki['${file}']`, 'missing or not PEM');
-  const final = apiserverUrls(config).final;
+  const final = apiserverUrls(config).loopback;
   for (const [name, text] of Object.entries(secrets.kubeconfigs)) {
     const { server } = parseKubeconfig(text, `secrets.kubeconfigs.${name}`);
-    if (server !== final) throw inputError(`secrets.kubeconfigs.${name}`, `server is ${server ?? '(unreadable)'}, not the final apiserver ${final}`);
+    if (server !== final) throw inputError(`secrets.kubeconfigs.${name}`, `server is ${server ?? '(unreadable)'}, not the node-local final apiserver ${final}`);
   }
 }
 

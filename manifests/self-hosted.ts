@@ -22,7 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import type { V1ClusterRoleBinding, V1DaemonSet, V1Deployment, V1PodTemplateSpec, V1Probe } from '@kubernetes/client-node';
+import type { V1ClusterRoleBinding, V1DaemonSet, V1Deployment, V1PodDisruptionBudget, V1PodTemplateSpec, V1Probe } from '@kubernetes/client-node';
 import { CLUSTER_ADMINS_GROUP } from '../lib/pki/certs.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
 import {
@@ -73,36 +73,63 @@ const surge = () => ({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxU
 /** Seconds a surge kube-apiserver pod must stay ready before the old one is removed. */
 export const APISERVER_MIN_READY_SECONDS = 30;
 
-/** The kube-apiserver DaemonSet: probes `/livez`, `/readyz` on `advertiseAddress:bindPort`. */
+/** The environment variable the apiserver's `--advertise-address` reads: the node's IP (downward API). */
+export const HOST_IP_ENV = 'HOST_IP';
+
+/**
+ * The kube-apiserver DaemonSet: one pod per control-plane node, each advertising its own node's IP
+ * (`--advertise-address=$(HOST_IP)`, `status.hostIP`), so the `kubernetes` Service lists every
+ * control-plane node; probes `/livez`, `/readyz` on the pod's IP (the node's: host network) and
+ * `bindPort`, unless `apiServer.extraArgs` pins a `bind-address`.
+ */
 export function apiServerDaemonSet(config: ResolvedConfig): Manifest<V1DaemonSet> {
   const port = controlPlanePorts(config).selfHosted.apiServer;
-  const host = probeHost(config.apiServer.extraArgs, config.localAPIEndpoint.advertiseAddress);
+  const host = probeHost(config.apiServer.extraArgs, '');
   const args = apiServerFlags(config, inSecret, port, 'self-hosted');
   const template = podTemplate(config, 'kube-apiserver', args, (kind) => httpsProbe(kind, host, port, kind === 'readiness' ? '/readyz' : '/livez'));
+  template.spec!.containers[0]!.env = [{ name: HOST_IP_ENV, valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }];
   // minReadySeconds: a surge pod's probes may be answered by the old instance (shared port), so give
   // the new one time to listen before the old one is removed.
   return { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: metadata('kube-apiserver'), spec: { selector: selector('kube-apiserver'), updateStrategy: surge(), minReadySeconds: APISERVER_MIN_READY_SECONDS, template } };
 }
 
-/** A one-replica Deployment of a controller; probes `/healthz` on its port. */
-function controllerDeployment(config: ResolvedConfig, component: 'kube-controller-manager' | 'kube-scheduler', args: string[], port: number, extraArgs: Record<string, string>): Manifest<V1Deployment> {
+/**
+ * A controller's Deployment: one replica per control-plane node (`replicas`, at least 1), spread by a
+ * *preferred* pod anti-affinity on `kubernetes.io/hostname` — a required one would leave a surge
+ * pod unschedulable once every control-plane node runs a replica — with leader election choosing
+ * the active one. Probes `/healthz` on its port.
+ */
+function controllerDeployment(config: ResolvedConfig, component: 'kube-controller-manager' | 'kube-scheduler', args: string[], port: number, extraArgs: Record<string, string>, replicas: number): Manifest<V1Deployment> {
   const host = probeHost(extraArgs, '127.0.0.1');
   const template = podTemplate(config, component, args, (kind) => httpsProbe(kind, host, port, '/healthz'));
-  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: metadata(component), spec: { replicas: 1, selector: selector(component), strategy: surge(), template } };
+  template.spec!.affinity = {
+    podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: selector(component) } }] },
+  };
+  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: metadata(component), spec: { replicas: Math.max(1, replicas), selector: selector(component), strategy: surge(), template } };
 }
 
-/** The kube-controller-manager Deployment (kubeconfig from its Secret: the final apiserver). */
-export function controllerManagerDeployment(config: ResolvedConfig): Manifest<V1Deployment> {
+/** The kube-controller-manager Deployment (kubeconfig from its Secret: the node-local apiserver). */
+export function controllerManagerDeployment(config: ResolvedConfig, replicas = 1): Manifest<V1Deployment> {
   const port = controlPlanePorts(config).selfHosted.controllerManager;
   const args = controllerManagerFlags(config, inSecret, kubeconfigInSecret, port, 'self-hosted');
-  return controllerDeployment(config, 'kube-controller-manager', args, port, config.controllerManager.extraArgs);
+  return controllerDeployment(config, 'kube-controller-manager', args, port, config.controllerManager.extraArgs, replicas);
 }
 
-/** The kube-scheduler Deployment (kubeconfig from its Secret: the final apiserver). */
-export function schedulerDeployment(config: ResolvedConfig): Manifest<V1Deployment> {
+/** The kube-scheduler Deployment (kubeconfig from its Secret: the node-local apiserver). */
+export function schedulerDeployment(config: ResolvedConfig, replicas = 1): Manifest<V1Deployment> {
   const port = controlPlanePorts(config).selfHosted.scheduler;
   const args = schedulerFlags(config, kubeconfigInSecret, port, 'self-hosted');
-  return controllerDeployment(config, 'kube-scheduler', args, port, config.scheduler.extraArgs);
+  return controllerDeployment(config, 'kube-scheduler', args, port, config.scheduler.extraArgs, replicas);
+}
+
+/**
+ * PodDisruptionBudgets of the controllers: at most one replica evicted at a time (`maxUnavailable: 1`,
+ * so a drain of a single control-plane node still goes through; with three replicas, two stay).
+ */
+export function controllerDisruptionBudgets(): Manifest<V1PodDisruptionBudget>[] {
+  return (['kube-controller-manager', 'kube-scheduler'] as const).map((c) => ({
+    apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: metadata(c), spec: { maxUnavailable: 1, selector: selector(c) },
+  }));
 }
 
 /**
@@ -124,12 +151,13 @@ export function clusterAdminsBinding(): Manifest<V1ClusterRoleBinding> {
 
 /**
  * Every self-hosted object, in apply order: ServiceAccounts, RBAC, Secrets, then the apiserver
- * DaemonSet and the controller-manager and scheduler Deployments.
+ * DaemonSet, the controllers' PodDisruptionBudgets and the controller-manager and scheduler Deployments.
  * @param secrets the files the Secrets carry (see {@link SelfHostedSecrets}).
+ * @param opts.controlPlaneNodes the number of control-plane nodes: the controllers' replicas (default 1).
  * @throws KubeceptionError `self-hosted-input` for a missing PEM or a kubeconfig not pointing at the final apiserver.
  * @throws ConfigError `config-invalid` if an `extraArgs` section sets a reserved flag (see `RESERVED_FLAGS`).
  */
-export function selfHostedObjects(config: ResolvedConfig, secrets: SelfHostedSecrets): ManifestObject[] {
+export function selfHostedObjects(config: ResolvedConfig, secrets: SelfHostedSecrets, opts: { controlPlaneNodes?: number } = {}): ManifestObject[] {
   const secretObjects = selfHostedSecrets(config, secrets);
   const digest = (name: string) => createHash('sha256').update(JSON.stringify(secretObjects.find((s) => s.metadata.name === name)?.data ?? {})).digest('hex');
   return [
@@ -137,8 +165,9 @@ export function selfHostedObjects(config: ResolvedConfig, secrets: SelfHostedSec
     clusterAdminsBinding(),
     ...secretObjects,
     withSecretDigest(apiServerDaemonSet(config), digest('kube-apiserver')),
-    withSecretDigest(controllerManagerDeployment(config), digest('kube-controller-manager')),
-    withSecretDigest(schedulerDeployment(config), digest('kube-scheduler')),
+    ...controllerDisruptionBudgets(),
+    withSecretDigest(controllerManagerDeployment(config, opts.controlPlaneNodes), digest('kube-controller-manager')),
+    withSecretDigest(schedulerDeployment(config, opts.controlPlaneNodes), digest('kube-scheduler')),
   ];
 }
 

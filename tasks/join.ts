@@ -1,20 +1,37 @@
 /**
- * join: makes this host a worker of an existing cluster through the in-cluster join service:
+ * join: makes this host a node of an existing cluster through the in-cluster join service:
  * `kubeception run join --url https://<any node>:30000 --token T --ca-cert-hash sha256:H` (token also from
- * --token-file FILE or KUBECEPTION_TOKEN).
+ * --token-file FILE or KUBECEPTION_TOKEN) — a worker; with `--control-plane --certificate-key K` (the key
+ * `kubeception certs upload` printed) a further control-plane node with a stacked etcd member.
  * Copy to ./tasks/join.ts on a site to customise; nothing runs at import time.
+ *
+ * worker:        preflight → discovery → kubelet-config → kubelet-start → wait-kubelet-bootstrap → wait-node-network
+ * control plane: preflight → discovery → control-plane-certs → certs → kubeconfig → etcd-join → kubelet-config →
+ *                kubelet-start → wait-kubelet-bootstrap → mark-control-plane → control-plane-spread →
+ *                wait-local-apiserver → apiserver-recovery
  */
 import { step, task } from 'kubeception/dsl';
 import {
   alreadyJoined,
+  controlPlaneJoinChecks,
   discover,
+  ensureJoinedKubeconfigs,
+  ensureRecovery,
+  fetchControlPlaneCerts,
+  joinEtcd,
   joinFlagChecks,
+  markJoinedControlPlane,
   networkWaitNotRequested,
+  noCertsToFetch,
   NODE_NETWORK_TIMEOUT_MS,
   notControlPlaneCheck,
+  notControlPlaneJoin,
+  reconcileCerts,
   runPreflight,
+  spreadControllers,
   startKubelet,
   waitKubeletBootstrap,
+  waitLocalApiserver,
   waitNodeNetwork,
   workerChecks,
   writeWorkerKubelet,
@@ -22,12 +39,43 @@ import {
 
 export default task('join', [
   step('preflight')
-    .title('preflight: host, kubelet, join flags')
-    .run((ctx) => runPreflight(ctx, [...workerChecks(ctx), notControlPlaneCheck, ...joinFlagChecks])),
+    .title('preflight: host, kubelet, join flags (control plane: etcd, ports, certificate key)')
+    .run((ctx) => runPreflight(ctx, ctx.options.controlPlane ? controlPlaneJoinChecks(ctx) : [...workerChecks(ctx), notControlPlaneCheck, ...joinFlagChecks])),
   step('discovery').needs('preflight').title('discovery: token-signed cluster-info, CA pin, node name free').skipIf(alreadyJoined).run(discover),
-  step('kubelet-config').needs('discovery').title('kubelet-config: CA, bootstrap kubeconfig, config.yaml, drop-in').run(writeWorkerKubelet),
+  step('control-plane-certs')
+    .needs('discovery')
+    .title('control-plane-certs: the uploaded shared keys, decrypted with the certificate key')
+    .skipIf(noCertsToFetch)
+    .run(fetchControlPlaneCerts),
+  step('certs').needs('control-plane-certs').title('certs: this node\'s leaf certificates').skipIf(notControlPlaneJoin).run(reconcileCerts),
+  step('kubeconfig').needs('certs').title('kubeconfig: admin (controlPlaneEndpoint), controller-manager, scheduler').skipIf(notControlPlaneJoin).run(ensureJoinedKubeconfigs),
+  step('etcd-join')
+    .needs('kubeconfig')
+    .title('etcd-join: add this host as a learner, start etcd, promote it')
+    .skipIf(notControlPlaneJoin)
+    .timeout(240_000)
+    .run(joinEtcd),
+  step('kubelet-config').needs('discovery', 'etcd-join').title('kubelet-config: CA, bootstrap kubeconfig, config.yaml, drop-in').run(writeWorkerKubelet),
   step('kubelet-start').needs('kubelet-config').title('kubelet-start: enable and start the kubelet').run(startKubelet),
   step('wait-kubelet-bootstrap').needs('kubelet-start').title('wait-kubelet-bootstrap: client certificate via CSR').run(waitKubeletBootstrap),
+  step('mark-control-plane').needs('wait-kubelet-bootstrap').title('mark-control-plane: label and taint the Node').skipIf(notControlPlaneJoin).run(markJoinedControlPlane),
+  step('control-plane-spread')
+    .needs('mark-control-plane')
+    .title('control-plane-spread: a controller-manager and a scheduler replica per control-plane node')
+    .skipIf(notControlPlaneJoin)
+    .run(spreadControllers),
+  step('wait-local-apiserver')
+    .needs('mark-control-plane')
+    .title("wait-local-apiserver: this node's kube-apiserver ready 10 times in a row")
+    .skipIf(notControlPlaneJoin)
+    .timeout(330_000)
+    .run(waitLocalApiserver),
+  step('apiserver-recovery')
+    .needs('wait-local-apiserver', 'control-plane-spread')
+    .title('apiserver-recovery: last-known-good kube-apiserver static pod and its watcher unit')
+    .skipIf(notControlPlaneJoin)
+    .timeout(180_000)
+    .run(ensureRecovery),
   step('wait-node-network')
     .needs('wait-kubelet-bootstrap')
     .title('wait-node-network: the pod network is up on this node (--wait-for-network)')

@@ -1,16 +1,17 @@
 /**
  * reset: undoes what kubeception did on this host (control plane or worker), in kubeadm reset's
  * safe order, then reports what remains (exit 1 if anything of ours does). Foreign files are
- * reported, never deleted. Run as `kubeception reset [--dry-run] [--keep-etcd-data] [--output json]`.
+ * reported, never deleted. Run as `kubeception reset [--dry-run] [--keep-etcd-data] [--force] [--output json]`.
  *
- * remove-node → stop-kubelet → remove-containers → unmount → stop-etcd → remove-files →
+ * remove-etcd-member → remove-node → stop-kubelet → remove-containers → unmount → stop-etcd → remove-files →
  * remove-network → residue-report
  */
 import { step, task } from 'kubeception/dsl';
-import { removeContainers, removeFiles, removeNetwork, removeNode, reportResidue, stopEtcd, stopKubelet, unmount } from 'kubeception/steps';
+import { removeContainers, removeEtcdMember, removeFiles, removeNetwork, removeNode, reportResidue, stopEtcd, stopKubelet, unmount } from 'kubeception/steps';
 
 export default task('reset', [
-  step('remove-node').title('remove-node: cordon and delete this Node while the API answers').timeout(60_000).run(removeNode),
+  step('remove-etcd-member').title("remove-etcd-member: this control-plane node's etcd member leaves the cluster (--force to leave two)").timeout(60_000).run(removeEtcdMember),
+  step('remove-node').needs('remove-etcd-member').title('remove-node: cordon and delete this Node while the API answers').timeout(60_000).run(removeNode),
   step('stop-kubelet').needs('remove-node').title('stop-kubelet: stop and disable the recovery watcher and the kubelet').run(stopKubelet),
   step('remove-containers').needs('stop-kubelet').title("remove-containers: the kubelet's containers and pod network namespaces (containerd)").timeout(300_000).run(removeContainers),
   step('unmount').needs('remove-containers').title("unmount: the kubelet's volume mounts").run(unmount),

@@ -67,7 +67,7 @@ export function expiryJson(r: ExpiryReport, now = new Date()) {
 }
 
 /** `kubeception certs <sub>`. @returns the exit code. */
-export async function certsCommand(sub: string | undefined, name: string | undefined, args: Args, config: ResolvedConfig, packageDir: string, io: IO): Promise<number> {
+export async function certsCommand(sub: string | undefined, name: string | undefined, args: Args, config: ResolvedConfig, packageDir: string, io: IO, redactor?: { add(s: string): void }): Promise<number> {
   const hb = realBackends();
   const ctx = makeContext({ config, options: { ignorePreflightErrors: new Set(), addSecret: () => {} }, backends: hb, log: { info: (m) => io.stdout(`${m}\n`), warn: (m) => io.stderr(`warning: ${m}\n`) }, signal: new AbortController().signal, packageDir, step: 'certs' });
   try {
@@ -78,7 +78,25 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       if (!api) io.stderr('note: the apiserver does not answer; the self-hosted Secrets were not checked\n');
       return ExitCode.ok;
     }
-    if (sub !== 'renew') throw new (await import('../errors.ts')).InputError('usage', { what: `certs ${sub ?? ''}`.trim(), why: 'unknown certs subcommand', fix: 'use `kubeception certs check-expiration` or `kubeception certs renew all|NAME`' });
+    if (sub === 'upload') {
+      const { uploadCerts } = await import('../join/upload-certs.ts');
+      const { parseDuration } = await import('../join/token.ts');
+      const ttlMs = parseDuration(String(args.ttl ?? '2h'));
+      if (!ttlMs) throw new (await import('../errors.ts')).InputError('usage', { what: '--ttl', why: `${args.ttl} is not a duration`, fix: 'use e.g. --ttl 2h or --ttl 30m' });
+      const [{ listMembers }, { healthcheckTls }, { etcdClientUrls }] = await Promise.all([import('../etcd/members.ts'), import('../steps/etcd.ts'), import('../etcd/config.ts')]);
+      const members = await listMembers(etcdClientUrls(config)[0]!, await healthcheckTls(ctx));
+      const up = await uploadCerts(await cluster(ctx, 'final'), config, hb.files, ttlMs, members.flatMap((m) => m.clientURLs));
+      redactor?.add(up.certificateKey);
+      redactor?.add(up.token);
+      if (args.output === 'json') io.stdout(`${JSON.stringify({ kind: 'UploadedCerts', secret: 'kube-system/kubeception-certs', certificateKey: up.certificateKey, expires: up.expires, joinCommand: up.command })}\n`);
+      else
+        io.stdout(`[upload-certs] Stored the shared keys, encrypted, in Secret "kubeception-certs" in the "kube-system" Namespace (until ${up.expires})\n`
+          + `certificate key: ${up.certificateKey}\n`
+          + 'Join a control-plane node with (the key and the token are secrets; the key expires in the time above):\n'
+          + `${up.command}\n`);
+      return ExitCode.ok;
+    }
+    if (sub !== 'renew') throw new (await import('../errors.ts')).InputError('usage', { what: `certs ${sub ?? ''}`.trim(), why: 'unknown certs subcommand', fix: 'use `kubeception certs check-expiration`, `kubeception certs renew all|NAME` or `kubeception certs upload [--ttl 2h]`' });
     const names = selectNames(ctx, name);
     const renewed = await renewHostCertificates(ctx, names);
     io.stdout(`renewed on the host: ${renewed.join(', ')}\n`);
@@ -90,7 +108,7 @@ export async function certsCommand(sub: string | undefined, name: string | undef
     // The join service first: applying the self-hosted Secrets starts the kube-apiserver roll, during
     // which requests may land on a surge instance that is still starting.
     if (renewed.includes('kubeception-join') || renewed.includes('apiserver')) await ensureJoinService(ctx);
-    const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx), { force: true });
+    const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx, api), { force: true });
     io.stdout(`updated: ${changed.filter((r) => r.startsWith('Secret')).join(', ') || 'no Secret changed'}\n`);
     // The join service reads its renewed serving certificate at start.
     rolled.push(...(await rollAndWait(ctx, api, [['Deployment', 'kubeception-join']])));

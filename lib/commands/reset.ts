@@ -36,7 +36,7 @@ export async function resetCommand(args: Args, io: IO, packageDir: string, backe
   const json = args.output === 'json';
   const { config } = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
   const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile('reset', io.cwd, packageDir)), config.distro.name, packageDir);
-  const options: RunOptions = { ignorePreflightErrors: new Set(), keepEtcdData: args['keep-etcd-data'] === true, addSecret: () => {} };
+  const options: RunOptions = { ignorePreflightErrors: new Set(), keepEtcdData: args['keep-etcd-data'] === true, force: args.force === true, addSecret: () => {} };
   const hb = backends ?? (dryRun ? dryRunBackends() : realBackends());
   try {
     const ctxFor = (step: string, log: Logger, signal: AbortSignal) => makeContext({ config, options, backends: hb, log, signal, packageDir, step });

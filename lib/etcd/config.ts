@@ -28,14 +28,31 @@ export function etcdClientUrls(config: ResolvedConfig): string[] {
   return [url('https', '127.0.0.1', ETCD_CLIENT_PORT), url('https', config.localAPIEndpoint.advertiseAddress, ETCD_CLIENT_PORT)];
 }
 
+/** This member's peer URL: `https://<advertiseAddress>:2380`. */
+export const etcdPeerUrl = (config: ResolvedConfig) => url('https', config.localAPIEndpoint.advertiseAddress, ETCD_PEER_PORT);
+
+/** The value of `ETCD_<NAME>` in an environment file this module rendered, or undefined. */
+export function readEtcdEnvironment(text: string, flag: string): string | undefined {
+  const m = new RegExp(`^${envName(flag)}="((?:[^"\\\\]|\\\\.)*)"$`, 'm').exec(text);
+  return m ? m[1]!.replace(/\\(.)/g, '$1') : undefined;
+}
+
 /** `listen-client-urls` → `ETCD_LISTEN_CLIENT_URLS`. */
 const envName = (flag: string) => `ETCD_${flag.toUpperCase().replace(/-/g, '_')}`;
+
+/** How this member joins: a new one-member cluster (bootstrap), or an existing cluster (control-plane join). */
+export interface EtcdMembership {
+  /** `name=peerURL,…` of every member, this one included. */
+  initialCluster: string;
+  initialClusterState: 'new' | 'existing';
+}
 
 /**
  * The environment file text. Deterministic: the same config renders byte-identical text, so a
  * re-run writes nothing.
+ * @param membership default: a new cluster of this member alone.
  */
-export function renderEtcdEnvironment(config: ResolvedConfig): string {
+export function renderEtcdEnvironment(config: ResolvedConfig, membership?: EtcdMembership): string {
   const adv = config.localAPIEndpoint.advertiseAddress;
   const pki = etcdPki(config);
   const peer = url('https', adv, ETCD_PEER_PORT);
@@ -46,8 +63,8 @@ export function renderEtcdEnvironment(config: ResolvedConfig): string {
     'advertise-client-urls': url('https', adv, ETCD_CLIENT_PORT),
     'listen-peer-urls': peer,
     'initial-advertise-peer-urls': peer,
-    'initial-cluster': `${config.nodeName}=${peer}`,
-    'initial-cluster-state': 'new',
+    'initial-cluster': membership?.initialCluster ?? `${config.nodeName}=${peer}`,
+    'initial-cluster-state': membership?.initialClusterState ?? 'new',
     'initial-cluster-token': 'kubeception',
     'listen-metrics-urls': url('http', '127.0.0.1', 2381),
     'client-cert-auth': 'true',

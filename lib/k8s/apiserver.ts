@@ -7,7 +7,7 @@ import { probeHttps, type TlsClient } from '../net/probe.ts';
 import { pollUntil } from '../util/poll.ts';
 import { parseKubeconfig } from './kubeconfig.ts';
 import type { Cluster } from './client.ts';
-import { apiserverUrls, kubeconfigPaths } from './endpoints.ts';
+import { apiserverUrls, controlPlaneUrl, kubeconfigPaths } from './endpoints.ts';
 import type { Context } from '../context.ts';
 
 /** Which apiserver. */
@@ -42,6 +42,17 @@ export async function cluster(ctx: Pick<Context, 'files' | 'config'> & Partial<P
   // Under plan/--dry-run: record writes; read only from an apiserver that answers with these credentials.
   if (ctx.plannedApi) return new DryRunCluster(text, path, ctx.plannedApi, (await probeApiserver(ctx, which)) === undefined, which, server);
   return new Cluster(text, path, server);
+}
+
+/**
+ * A client through the cluster's stable address — `controlPlaneEndpoint` (or this node's final
+ * apiserver when none is set) — with admin credentials: for a joining control-plane node, whose own
+ * apiserver starts only after it is labelled.
+ */
+export async function endpointCluster(ctx: Pick<Context, 'files' | 'config'>): Promise<Cluster> {
+  const { text, path } = await adminKubeconfig(ctx, 'final');
+  const { Cluster } = await import('./client.ts');
+  return new Cluster(text, path, controlPlaneUrl(ctx.config));
 }
 
 /** One `/readyz` probe: undefined if ready, else why not. */

@@ -8,10 +8,20 @@ import { isIP, url } from '../net/cidr.ts';
 import { endpointHost } from '../pki/san.ts';
 import type { ResolvedConfig } from '../types.ts';
 
-/** `https://<advertiseAddress>:<port>` of the final and the bootstrap apiserver. */
+/**
+ * `https://<advertiseAddress>:<port>` of the final and the bootstrap apiserver, and `loopback`:
+ * `https://127.0.0.1:<bindPort>`, the final apiserver of whichever control-plane node a client runs
+ * on — what the self-hosted controllers' shared kubeconfig names, so a controller-manager or
+ * scheduler replica on any control-plane node talks to its own node's apiserver (kubeadm's local
+ * endpoint) and none depends on the first node. `127.0.0.1` is in the serving certificate's SANs.
+ */
 export function apiserverUrls(config: ResolvedConfig) {
   const adv = config.localAPIEndpoint.advertiseAddress;
-  return { final: url('https', adv, config.localAPIEndpoint.bindPort), bootstrap: url('https', adv, config.bootstrapAPIEndpoint.bindPort) };
+  return {
+    final: url('https', adv, config.localAPIEndpoint.bindPort),
+    bootstrap: url('https', adv, config.bootstrapAPIEndpoint.bindPort),
+    loopback: url('https', '127.0.0.1', config.localAPIEndpoint.bindPort),
+  };
 }
 
 /**

@@ -89,7 +89,7 @@ export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutco
 export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
   const which = await activeApiserver(ctx);
   const api = await cluster(ctx, which);
-  const objects = await selfHostedManifests(ctx);
+  const objects = await selfHostedManifests(ctx, api);
   if (which === 'final') {
     // A running self-hosted control plane (a re-run with renewed certificates or changed flags):
     // one component at a time, each roll awaited, as `certs renew` does.

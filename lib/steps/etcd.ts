@@ -12,7 +12,7 @@ import { ETCD_HEALTH_INTERVAL_MS, ETCD_HEALTH_TIMEOUT_MS, ETCD_OWNER_MARKER } fr
 import { HostStateError } from '../errors.ts';
 import { spkiSha256 } from '../pki/x509.ts';
 import { withRetry } from '../util/retry.ts';
-import { etcdClientUrls, etcdPki, renderEtcdEnvironment } from '../etcd/config.ts';
+import { etcdClientUrls, etcdPki, renderEtcdEnvironment, type EtcdMembership } from '../etcd/config.ts';
 import { foreignDataDirError, inspectDataDir, type DataDirState } from '../etcd/datadir.ts';
 import { etcdUnhealthy, probeEtcd } from '../etcd/health.ts';
 import { repairDataDirOwnership } from '../etcd/ownership.ts';
@@ -66,8 +66,11 @@ export async function waitEtcdHealthy(ctx: Context): Promise<void> {
   }, { tries, delayMs: ETCD_HEALTH_INTERVAL_MS }, { signal: ctx.signal });
 }
 
-/** The `etcd` step body. */
-export async function ensureEtcd(ctx: Context): Promise<StepOutcome> {
+/**
+ * The `etcd` step body.
+ * @param membership how the member joins (a control-plane join: the existing cluster); default a new one-member cluster.
+ */
+export async function ensureEtcd(ctx: Context, membership?: EtcdMembership): Promise<StepOutcome> {
   const { config, files, systemd } = ctx;
   const unit = config.distro.units.etcd;
   const dataDir = config.etcd.dataDir;
@@ -91,7 +94,7 @@ export async function ensureEtcd(ctx: Context): Promise<StepOutcome> {
   crashPoint('data-dir-ready');
   // A changed environment owes etcd a restart; the marker keeps that debt across a killed run.
   const restart = `restart:${unit}` as const;
-  const envChanged = await writeThenPending(ctx, config.distro.paths.etcdEnvironmentFile, renderEtcdEnvironment(config), { mode: 0o644 }, [restart]);
+  const envChanged = await writeThenPending(ctx, config.distro.paths.etcdEnvironmentFile, renderEtcdEnvironment(config, membership), { mode: 0o644 }, [restart]);
   if (envChanged) changes.push('environment written');
   crashPoint('environment-written');
   if (await systemd.enable([unit])) changes.push(`${unit} enabled`);

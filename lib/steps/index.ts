@@ -17,6 +17,7 @@ export * from './addons.ts';
 export * from './certs.ts';
 export * from './container-runtime.ts';
 export * from './control-plane.ts';
+export * from './control-plane-join.ts';
 export * from './etcd.ts';
 export * from './images.ts';
 export * from './join-network.ts';

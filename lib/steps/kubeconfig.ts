@@ -36,7 +36,15 @@ export function unreadableKubeconfig(path: string, why: string): HostStateError 
 }
 
 /** The `kubeconfig` step body. */
-export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
+export const ensureKubeconfigs = (ctx: Context): Promise<StepOutcome> => writeKubeconfigs(ctx, { kubelet: true });
+
+/**
+ * The `kubeconfig` step of a control-plane join: admin.conf and the controllers' kubeconfigs; the
+ * kubelet gets its client certificate by TLS bootstrapping, as a worker's does.
+ */
+export const ensureJoinedKubeconfigs = (ctx: Context): Promise<StepOutcome> => writeKubeconfigs(ctx, { kubelet: false });
+
+async function writeKubeconfigs(ctx: Context, opts: { kubelet: boolean }): Promise<StepOutcome> {
   const { config, files } = ctx;
   const caPath = join(config.certificatesDir, 'ca.crt');
   const [caPem, caKeyPem] = await Promise.all([files.read(caPath), files.read(join(config.certificatesDir, 'ca.key'))]);
@@ -48,12 +56,15 @@ export async function ensureKubeconfigs(ctx: Context): Promise<StepOutcome> {
     // controllers and this node's kubelet talk to the local apiserver (kubeadm's
     // ControlPlaneKubeletLocalMode), and kubeception's own client does too (lib/k8s/apiserver.ts).
     admin: [[paths.admin, controlPlaneUrl(config)], [paths.bootstrapAdmin, urls.bootstrap]],
-    'controller-manager': [[paths.controllerManager, urls.final], [paths.bootstrapControllerManager, urls.bootstrap]],
-    scheduler: [[paths.scheduler, urls.final], [paths.bootstrapScheduler, urls.bootstrap]],
+    // The self-hosted controllers' kubeconfigs go into Secrets shared by a replica on every
+    // control-plane node: loopback, i.e. each replica's own node's apiserver.
+    'controller-manager': [[paths.controllerManager, urls.loopback], [paths.bootstrapControllerManager, urls.bootstrap]],
+    scheduler: [[paths.scheduler, urls.loopback], [paths.bootstrapScheduler, urls.bootstrap]],
   };
   const done: string[] = [];
   for (const spec of kubeconfigClientSpecs(config)) {
     if (spec.name === 'kubelet') {
+      if (!opts.kubelet) continue;
       if (await ensureKubeletKubeconfig(ctx, spec, caPem, caKeyPem)) done.push(paths.kubelet);
       continue;
     }

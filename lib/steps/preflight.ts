@@ -4,6 +4,7 @@
  * turns into a warning; `all` ignores every check. Reads only: nothing on the host changes.
  * @see kubernetes/cmd/kubeadm/app/preflight/checks.go
  */
+import { join } from 'node:path';
 import process from 'node:process';
 import * as C from '../constants.ts';
 import { InputError, PreflightError } from '../errors.ts';
@@ -11,7 +12,7 @@ import { didYouMean } from '../util/suggest.ts';
 import { listeningPorts } from '../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
-import { kubeconfigPaths } from '../k8s/endpoints.ts';
+import { controlPlaneUrl, kubeconfigPaths } from '../k8s/endpoints.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import { cgroupDriverMismatch } from '../host/cgroup-driver.ts';
 import { imagePullCheck, kubeletVersionCheck } from './images.ts';
@@ -115,6 +116,27 @@ const cgroupDriverCheck: Check = { id: 'CgroupDriver', run: (ctx) => cgroupDrive
 /** Checks for a worker: root, the kubelet binary and unit, the kubelet's port. */
 export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
 
+/**
+ * `ControlPlaneEndpoint` (bootstrap): never a second bootstrap control plane against a running
+ * cluster. Refused: a node that joined as a further control-plane node (its etcd environment says
+ * `initial-cluster-state=existing`: its PKI files are not the ones the self-hosted Secrets carry), and
+ * a node without a cluster CA while an apiserver already answers at the `controlPlaneEndpoint`.
+ */
+const bootstrapEndpointCheck: Check = {
+  id: 'ControlPlaneEndpoint',
+  async run(ctx) {
+    const env = (await ctx.files.read(ctx.config.distro.paths.etcdEnvironmentFile)) ?? '';
+    if (/^ETCD_INITIAL_CLUSTER_STATE="existing"$/m.test(env))
+      return { message: 'this node joined the cluster as a further control-plane node (run join --control-plane): bootstrap would replace the cluster\'s self-hosted Secrets with its own certificates', fix: 'converge it with the same `kubeception run join … --control-plane` command (with a new `certs upload` key if the shared keys are gone)' };
+    const cpe = ctx.config.controlPlaneEndpoint;
+    if (!cpe || (await ctx.files.exists(join(ctx.config.certificatesDir, 'ca.crt')))) return undefined;
+    const { call } = await import('../join/client.ts');
+    const target = new URL('/readyz', controlPlaneUrl(ctx.config));
+    const answered = await call(target, { timeoutMs: 3_000 }).then((r) => r.status > 0, () => false);
+    return answered ? { message: `an apiserver already answers at controlPlaneEndpoint ${target.host}: bootstrapping here would start a second control plane`, fix: 'join this node to that cluster: `kubeception certs upload` on one of its control-plane nodes prints the `run join --control-plane` command' } : undefined;
+  },
+};
+
 /** Checks for a control-plane node (bootstrap). */
 export const controlPlaneChecks = (ctx: Context): Check[] => [
   privileged,
@@ -129,6 +151,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   kubeletVersionCheck,
   kubernetesVersionCheck,
   imagePullCheck,
+  bootstrapEndpointCheck,
   {
     id: `DirAvailable-${pathId(ctx.config.etcd.dataDir)}`,
     async run(c) {

@@ -121,7 +121,7 @@ export async function renderRecoveryManifest(ctx: Context, timeoutMs = 120_000):
     for (const stale of (await ctx.files.list(v.hostDir)).filter((f) => !files.has(f)))
       if (await ctx.files.remove(join(v.hostDir, stale))) changed.push(join(v.hostDir, stale));
   }
-  if (await ctx.files.write(p.manifest, toYaml(recoveryStaticPod(ds, volumes)), { mode: 0o600, dirMode: 0o700 })) changed.push(p.manifest);
+  if (await ctx.files.write(p.manifest, toYaml(recoveryStaticPod(ds, volumes, ctx.config.localAPIEndpoint.advertiseAddress)), { mode: 0o600, dirMode: 0o700 })) changed.push(p.manifest);
   return changed;
 }
 

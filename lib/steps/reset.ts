@@ -11,7 +11,11 @@
 import { join } from 'node:path';
 import { KubeceptionError } from '../errors.ts';
 import { pollUntil } from '../util/poll.ts';
-import { cluster } from '../k8s/apiserver.ts';
+import { cluster, endpointCluster } from '../k8s/apiserver.ts';
+import { etcdClientUrls, etcdPeerUrl, etcdPki } from '../etcd/config.ts';
+import { listMembers, memberByPeerUrl, removeMember, votingMembers, type EtcdMember } from '../etcd/members.ts';
+import { InputError } from '../errors.ts';
+import { healthcheckTls } from './etcd.ts';
 import type { Cluster } from '../k8s/client.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import { removalScript } from '../reset/netfilter.ts';
@@ -29,14 +33,59 @@ async function runningTasks(ctx: Context): Promise<string[]> {
   return r.stdout.split('\n').filter((l) => / RUNNING\s*$/.test(l)).map((l) => l.split(/\s+/)[0]!);
 }
 
-/** A client for this node's Node: admin.conf on a control plane, else the kubelet's own kubeconfig. */
+/**
+ * A client for this node's Node: admin.conf on a control plane (through the controlPlaneEndpoint when
+ * set: this node's own apiserver lost its etcd member in `remove-etcd-member`), else the kubelet's
+ * own kubeconfig.
+ */
 async function nodeClient(ctx: Context): Promise<Cluster | undefined> {
   const p = kubeconfigPaths(ctx.config);
-  if (await ctx.files.exists(p.admin)) return cluster(ctx, 'final');
+  if (await ctx.files.exists(p.admin)) return ctx.config.controlPlaneEndpoint ? endpointCluster(ctx) : cluster(ctx, 'final');
   const text = await ctx.files.read(p.kubelet);
   if (text === undefined) return undefined;
   const { Cluster } = await import('../k8s/client.ts'); // on first use: `plan` must not load client-node
   return new Cluster(text, p.kubelet);
+}
+
+/**
+ * `remove-etcd-member` (kubeadm reset's phase): this control-plane node's etcd member leaves the
+ * cluster through another member, so the rest keep their quorum. Nothing to do on a worker, for the
+ * only member, or when the local etcd does not answer (then say how to remove it by hand).
+ * @throws InputError `etcd-two-members` when two voting members would remain, unless `--force`
+ *   (before any change: this is the first step).
+ */
+export async function removeEtcdMember(ctx: Context): Promise<StepOutcome> {
+  const { config } = ctx;
+  if (!(await ctx.files.exists(etcdPki(config).healthcheckCert))) return done([], 'no etcd client certificate: not a control-plane node');
+  const tls = await healthcheckTls(ctx);
+  let members: EtcdMember[];
+  try {
+    members = await listMembers(etcdClientUrls(config)[0]!, tls);
+  } catch (err) {
+    ctx.log.warn(`the local etcd does not answer (${(err as Error).message}): if this node is a member, remove it from another control-plane node (etcdctl member remove)`);
+    return done([], 'local etcd not answering: member left in place');
+  }
+  const me = memberByPeerUrl(members, etcdPeerUrl(config));
+  if (!me) return done([], 'this host is not an etcd member');
+  const others = members.filter((m) => m.id !== me.id);
+  if (!others.length) return done([], 'the only etcd member: the cluster ends with this node');
+  if (votingMembers(others).length === 2 && !ctx.options.force)
+    throw new InputError('etcd-two-members', {
+      what: `etcd (members: ${members.map((m) => m.name || m.id).join(', ')})`,
+      why: 'removing this member leaves two voting members, which stop when either stops',
+      fix: 'join another control-plane node first, or pass --force to accept two members',
+    });
+  if (ctx.dryRun) return done([`would remove etcd member ${me.name} (${me.id})`], '');
+  let last: unknown;
+  for (const u of others.flatMap((m) => m.clientURLs)) {
+    try {
+      await removeMember(u, tls, me.id);
+      return done([`etcd member ${me.name} (${me.id}) removed`], '');
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw last;
 }
 
 /** `remove-node`: cordon, then delete this host's Node, if a kubeconfig exists and the API allows it. */

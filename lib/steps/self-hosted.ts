@@ -4,6 +4,7 @@
  * with the manifests/ builders.
  */
 import { join } from 'node:path';
+import { CONTROL_PLANE_LABEL } from '../constants.ts';
 import { HostStateError } from '../errors.ts';
 import { PKI_FILES, type PkiFile } from '../../manifests/flags.ts';
 import { selfHostedObjects } from '../../manifests/self-hosted.ts';
@@ -18,14 +19,22 @@ async function mustRead(ctx: Pick<Context, 'files'>, path: string): Promise<stri
   return text;
 }
 
-/** Every object of the self-hosted control plane, in apply order (kube-proxy is the `addon/kube-proxy` step's). */
-export async function selfHostedManifests(ctx: Context): Promise<KubernetesObject[]> {
+/** Nodes labelled `node-role.kubernetes.io/control-plane` (at least 1: a bootstrap labels its node after the first apply). */
+export async function controlPlaneNodeCount(api: Cluster): Promise<number> {
+  return Math.max(1, (await api.list('v1', 'Node', undefined, `${CONTROL_PLANE_LABEL}`)).length);
+}
+
+/**
+ * Every object of the self-hosted control plane, in apply order (kube-proxy is the `addon/kube-proxy` step's).
+ * @param api when given, the controllers get one replica per control-plane node ({@link controlPlaneNodeCount}).
+ */
+export async function selfHostedManifests(ctx: Context, api?: Cluster): Promise<KubernetesObject[]> {
   const { config } = ctx;
   const pki = {} as Record<PkiFile, string>;
   for (const file of Object.keys(PKI_FILES) as PkiFile[]) pki[file] = await mustRead(ctx, join(config.certificatesDir, file));
   const paths = kubeconfigPaths(config);
   const kubeconfigs = { controllerManager: await mustRead(ctx, paths.controllerManager), scheduler: await mustRead(ctx, paths.scheduler) };
-  return selfHostedObjects(config, { pki, kubeconfigs });
+  return selfHostedObjects(config, { pki, kubeconfigs }, { controlPlaneNodes: api ? await controlPlaneNodeCount(api).catch(() => 1) : 1 });
 }
 
 /** The self-hosted components in the order they are rolled, with their workload kinds. */

@@ -169,14 +169,14 @@ export async function upgradeControlPlane(ctx: Context): Promise<StepOutcome> {
   await writeJournal(ctx, { ...j, phase: 'control-plane' });
   const timeoutMs = ctx.options.upgradeTimeoutMs ?? 300_000;
   try {
-    const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx), { timeoutMs, waitAll: true });
+    const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx, api), { timeoutMs, waitAll: true });
     for (const c of changed) ctx.log.info(`applied ${c}`);
     return { changed: changed.length > 0, detail: rolled.length ? `rolled ${rolled.join(', ')} to ${j.to}` : `already at ${j.to}` };
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     ctx.log.warn(`the upgrade to ${j.to} did not complete (${(err as Error).message}); rolling the control plane back to ${j.from}`);
     const back = { ...ctx, config: { ...ctx.config, kubernetesVersion: j.from } };
-    await applyComponentByComponent(back, api, await selfHostedManifests(back), { timeoutMs: 300_000, waitAll: true });
+    await applyComponentByComponent(back, api, await selfHostedManifests(back, api), { timeoutMs: 300_000, waitAll: true });
     await writeJournal(ctx, { ...journal(ctx), phase: 'rolled-back' });
     const why = err instanceof KubeceptionError ? `${err.what}: ${err.why}` : String(err);
     throw new KubeceptionError('upgrade-rolled-back', {

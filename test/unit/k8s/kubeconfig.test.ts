@@ -33,7 +33,7 @@ test('the kubeconfig step refuses an unparsable kubeconfig instead of issuing a 
   await assert.rejects(ensureKubeconfigs(ctx), (e: any) => e.code === 'kubeconfig-unreadable' && e.what === '/etc/kubernetes/admin.conf' && /mv /.test(e.fix));
 });
 
-test('controlPlaneEndpoint: admin.conf names it; the controllers\' and the bootstrap kubeconfigs name this node\'s apiservers', async () => {
+test('controlPlaneEndpoint: admin.conf names it; the controllers\' kubeconfigs (shared by every control-plane node) name loopback, the bootstrap ones this node', async () => {
   const pki = await copyOfFreshPki();
   try {
     const base = sampleConfig();
@@ -43,8 +43,8 @@ test('controlPlaneEndpoint: admin.conf names it; the controllers\' and the boots
     await ensureKubeconfigs(ctx);
     const server = async (f: string) => parseKubeconfig((await files.read(`/nonexistent-kc-test/${f}`))!, f).server;
     assert.equal(await server('admin.conf'), 'https://cp.example.com:6443');
-    assert.equal(await server('controller-manager.conf'), 'https://10.250.0.2:6443');
-    assert.equal(await server('scheduler.conf'), 'https://10.250.0.2:6443');
+    assert.equal(await server('controller-manager.conf'), 'https://127.0.0.1:6443');
+    assert.equal(await server('scheduler.conf'), 'https://127.0.0.1:6443');
     assert.equal(await server('bootstrap-admin.conf'), 'https://10.250.0.2:6444');
   } finally {
     await removeDir(pki);

@@ -26,7 +26,7 @@ export function ipv6Config(over: Partial<ResolvedConfig> = {}): ResolvedConfig {
 export const pem = (file: string) => `-----BEGIN TEST-----\n${file}\n-----END TEST-----\n`;
 
 /** Secrets input as the caller would pass it: every PKI file, kubeconfigs for `server` (default: the final apiserver). */
-export function sampleSecrets(config: ResolvedConfig, server = apiserverUrls(config).final): SelfHostedSecrets {
+export function sampleSecrets(config: ResolvedConfig, server = apiserverUrls(config).loopback): SelfHostedSecrets {
   const pki = Object.fromEntries((Object.keys(PKI_FILES) as PkiFile[]).map((f) => [f, pem(f)])) as Record<PkiFile, string>;
   const kubeconfig = (user: string) => renderKubeconfig({ server, caPem: pem('ca.crt'), user, certPem: pem(user), keyPem: pem(`${user}.key`) });
   return { pki, kubeconfigs: { controllerManager: kubeconfig('system:kube-controller-manager'), scheduler: kubeconfig('system:kube-scheduler') } };

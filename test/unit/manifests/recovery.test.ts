@@ -28,6 +28,17 @@ test('the recovery pod is the DaemonSet pod with host directories for its Secret
   assert.ok(Object.entries(selector).some(([k, v]) => pod.metadata.labels?.[k] !== v), 'the DaemonSet selector must not match the mirror pod');
 });
 
+test('with this node\'s IP, the recovery pod needs no downward API: $(HOST_IP) resolved, probes given the host', () => {
+  const ds = apiServerDaemonSet(sampleConfig());
+  const pod = recoveryStaticPod(ds, projectedVolumes(ds, '/r'), '10.250.0.7');
+  const c = pod.spec!.containers[0]!;
+  assert.ok(c.command!.includes('--advertise-address=10.250.0.7'), c.command!.join(' '));
+  assert.ok(!c.command!.some((a) => a.includes('$(')));
+  assert.deepEqual(c.env, [{ name: 'HOST_IP', value: '10.250.0.7' }]);
+  for (const p of [c.livenessProbe, c.readinessProbe, c.startupProbe]) assert.equal(p!.httpGet!.host, '10.250.0.7');
+  assert.equal(ds.spec!.template.spec!.containers[0]!.readinessProbe!.httpGet!.host, undefined, 'the DaemonSet itself is not changed');
+});
+
 test('a volume the recovery pod cannot stand in for is refused by name', () => {
   const ds = apiServerDaemonSet(sampleConfig());
   ds.spec!.template.spec!.volumes!.push({ name: 'scratch', emptyDir: {} });

@@ -25,8 +25,29 @@ describe('selfHostedObjects', () => {
       'ServiceAccount/kube-apiserver', 'ServiceAccount/kube-controller-manager', 'ServiceAccount/kube-scheduler',
       'ClusterRoleBinding/kubeadm:cluster-admins',
       'Secret/kube-apiserver', 'Secret/kube-controller-manager', 'Secret/kube-scheduler',
-      'DaemonSet/kube-apiserver', 'Deployment/kube-controller-manager', 'Deployment/kube-scheduler',
+      'DaemonSet/kube-apiserver', 'PodDisruptionBudget/kube-controller-manager', 'PodDisruptionBudget/kube-scheduler',
+      'Deployment/kube-controller-manager', 'Deployment/kube-scheduler',
     ]);
+  });
+
+  it('HA: the controllers get one replica per control-plane node, a preferred anti-affinity per node, a PDB of maxUnavailable 1', () => {
+    const three = selfHostedObjects(config, secrets, { controlPlaneNodes: 3 });
+    for (const name of ['kube-controller-manager', 'kube-scheduler']) {
+      const d = find(three, 'Deployment', name) as V1Deployment;
+      assert.equal(d.spec!.replicas, 3);
+      const anti = d.spec!.template.spec!.affinity!.podAntiAffinity!;
+      assert.equal(anti.requiredDuringSchedulingIgnoredDuringExecution, undefined, 'a required anti-affinity would strand the surge pod');
+      assert.deepEqual(anti.preferredDuringSchedulingIgnoredDuringExecution![0]!.podAffinityTerm, { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { component: name, tier: 'control-plane' } } });
+      const pdb = find(three, 'PodDisruptionBudget', name) as { spec: { maxUnavailable: number; selector: unknown } };
+      assert.deepEqual(pdb.spec, { maxUnavailable: 1, selector: { matchLabels: { component: name, tier: 'control-plane' } } });
+    }
+  });
+
+  it('HA: each kube-apiserver pod advertises its own node (HOST_IP from status.hostIP); probes name no host', () => {
+    const c = containerOf('DaemonSet', 'kube-apiserver');
+    assert.equal(flagsOf(c).get('advertise-address'), '$(HOST_IP)');
+    assert.deepEqual(c.env, [{ name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }]);
+    assert.equal(c.readinessProbe!.httpGet!.host, undefined);
   });
 
   it('labels every object app.kubernetes.io/managed-by=kubeception', () => {
@@ -73,8 +94,9 @@ describe('selfHostedObjects', () => {
     }
   });
 
-  it('the controllers talk to the final apiserver, not the bootstrap one', () => {
-    for (const c of ['kube-controller-manager', 'kube-scheduler']) assert.equal(parseKubeconfig(secretData(c).kubeconfig!, c).server, 'https://10.250.0.2:6443');
+  it('the controllers talk to the final apiserver of their own node (loopback), not the bootstrap one nor the first node', () => {
+    for (const c of ['kube-controller-manager', 'kube-scheduler']) assert.equal(parseKubeconfig(secretData(c).kubeconfig!, c).server, 'https://127.0.0.1:6443');
+    assert.throws(() => selfHostedObjects(config, sampleSecrets(config, apiserverUrls(config).final)), /not the node-local final apiserver/);
   });
 
   it('refuses a bootstrap kubeconfig and a missing PEM (KubeceptionError self-hosted-input)', () => {
@@ -110,12 +132,12 @@ describe('selfHostedObjects', () => {
     });
   }
 
-  it('kube-apiserver DaemonSet: bindPort, lease reconciler, probes /livez /readyz over HTTPS on advertiseAddress', () => {
+  it('kube-apiserver DaemonSet: bindPort, lease reconciler, probes /livez /readyz over HTTPS on the pod IP', () => {
     const c = containerOf('DaemonSet', 'kube-apiserver');
     const f = flagsOf(c);
     assert.deepEqual([f.get('secure-port'), f.has('endpoint-reconciler-type')], ['6443', false]);
-    assert.deepEqual(c.livenessProbe!.httpGet, { host: '10.250.0.2', port: 6443, path: '/livez', scheme: 'HTTPS' });
-    assert.deepEqual(c.readinessProbe!.httpGet, { host: '10.250.0.2', port: 6443, path: '/readyz', scheme: 'HTTPS' });
+    assert.deepEqual(c.livenessProbe!.httpGet, { port: 6443, path: '/livez', scheme: 'HTTPS' });
+    assert.deepEqual(c.readinessProbe!.httpGet, { port: 6443, path: '/readyz', scheme: 'HTTPS' });
     assert.deepEqual(c.startupProbe!.httpGet!.path, '/livez');
     assert.equal(c.image, 'registry.k8s.io/kube-apiserver:v1.34.4');
   });
@@ -134,7 +156,7 @@ describe('selfHostedObjects', () => {
     const cfg = sampleConfig({ controllerManager: { extraArgs: { 'bind-address': '10.250.0.2' } } });
     const cm = podSpecOf(find(selfHostedObjects(cfg, sampleSecrets(cfg)), 'Deployment', 'kube-controller-manager'))!.containers[0]!;
     assert.equal(cm.livenessProbe!.httpGet!.host, '10.250.0.2');
-    const v6 = ipv6Config();
+    const v6 = ipv6Config({ apiServer: { extraSANs: [], extraArgs: { 'bind-address': 'fd00:20::2' } } });
     const api = podSpecOf(find(selfHostedObjects(v6, sampleSecrets(v6)), 'DaemonSet', 'kube-apiserver'))!.containers[0]!;
     assert.equal(api.livenessProbe!.httpGet!.host, 'fd00:20::2');
   });

@@ -1,0 +1,69 @@
+/**
+ * `kubeception certs upload [--ttl 2h]` (kubeadm's `init phase upload-certs --upload-certs`): encrypts
+ * this control-plane node's shared keys under a new certificate key into the Secret
+ * `kube-system/kubeception-certs` (see ./certificate-key.ts), creates a bootstrap token valid as long
+ * as the key, and returns the control-plane join command. The certificate key and the token are in
+ * the returned command only: the caller prints it once, on purpose, and registers both as secrets so
+ * no log shows them.
+ *
+ * API effects: Secret `bootstrap-token-<id>` (TTL proxy: no usages, expires with the key), Secret
+ * `kubeception-certs` (owned by that token Secret, so the garbage collector removes it once the token
+ * cleaner removed the token), Role/RoleBinding `kubeception:control-plane-certs`, a join token.
+ * @throws HostStateError `pki-missing` if a shared file is missing on this node.
+ * @throws InputError `usage` for a TTL above 2 h.
+ */
+import { join } from 'node:path';
+import { HostStateError, InputError } from '../errors.ts';
+import { generateToken, tokenSecret } from './token.ts';
+import { caCertHash, createToken, joinCommand } from './tokens-api.ts';
+import { CERTS_SECRET, certsRbac, ETCD_CLIENT_URLS_ANNOTATION, encryptFiles, EXPIRES_ANNOTATION, generateCertificateKey, MAX_CERTIFICATE_KEY_TTL_MS, SHARED_FILES } from './certificate-key.ts';
+import type { Cluster, KubernetesObject } from '../k8s/client.ts';
+import type { HostFiles } from '../host/files.ts';
+import type { ResolvedConfig } from '../types.ts';
+
+export interface Uploaded {
+  /** The certificate key (64 hex digits). Never log it. */
+  certificateKey: string;
+  /** RFC 3339 instant after which the key is refused. */
+  expires: string;
+  /** `npx kubeception run join … --control-plane --certificate-key K` (holds the token and the key). */
+  command: string;
+  /** The join token in the command. */
+  token: string;
+}
+
+/**
+ * Uploads the shared keys under a new certificate key.
+ * @param etcdClientUrls the members' client URLs (annotated on the Secret: not secret).
+ */
+export async function uploadCerts(api: Cluster, config: ResolvedConfig, files: HostFiles, ttlMs: number, etcdClientUrls: readonly string[], now = new Date()): Promise<Uploaded> {
+  if (!(ttlMs > 0 && ttlMs <= MAX_CERTIFICATE_KEY_TTL_MS))
+    throw new InputError('usage', { what: '--ttl', why: 'a certificate key may live at most 2 h (kubeadm\'s limit): the Secret holds the cluster CA keys', fix: 'pass --ttl 2h or less' });
+  const plain: Record<string, Uint8Array> = {};
+  for (const [file, name] of SHARED_FILES) {
+    const path = join(config.certificatesDir, file);
+    const text = await files.read(path);
+    if (text === undefined) throw new HostStateError('pki-missing', { what: path, why: 'a shared key of the cluster is missing on this node', fix: 'run `kubeception certs upload` on a control-plane node that has the full PKI' });
+    plain[name] = Buffer.from(text);
+  }
+  const expires = new Date(now.getTime() + ttlMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const certificateKey = generateCertificateKey();
+  // The TTL proxy: a token Secret that cannot authenticate (no usages), deleted by the token cleaner at expiry.
+  const proxy = tokenSecret(generateToken(), ttlMs, now, 'proxy for the TTL of the kubeception-certs Secret');
+  for (const k of ['usage-bootstrap-authentication', 'usage-bootstrap-signing', 'auth-extra-groups']) delete proxy.data[k];
+  await api.apply([proxy]);
+  const owner = await api.read<KubernetesObject & { metadata: { uid?: string } }>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: proxy.metadata!.name!, namespace: 'kube-system' } });
+  if (!owner?.metadata.uid) throw new Error(`Secret kube-system/${proxy.metadata?.name} was not created`);
+  const secret = {
+    apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+    metadata: {
+      name: CERTS_SECRET, namespace: 'kube-system', labels: { 'app.kubernetes.io/managed-by': 'kubeception' }, annotations: { [EXPIRES_ANNOTATION]: expires, [ETCD_CLIENT_URLS_ANNOTATION]: etcdClientUrls.join(',') },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Secret', name: proxy.metadata!.name!, uid: owner.metadata.uid }],
+    },
+    data: encryptFiles(certificateKey, plain, expires),
+  };
+  await api.apply([secret as KubernetesObject, ...(certsRbac() as KubernetesObject[])]);
+  const token = await createToken(api, ttlMs, 'kubeception control-plane join');
+  const command = `${joinCommand(config, token, await caCertHash(config, files))} --control-plane --certificate-key ${certificateKey}`;
+  return { certificateKey, expires, command, token };
+}
