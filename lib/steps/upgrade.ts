@@ -195,7 +195,9 @@ export async function upgradeControlPlane(ctx: Context): Promise<StepOutcome> {
 export async function verifyUpgrade(ctx: Context): Promise<StepOutcome> {
   const target = ctx.config.kubernetesVersion;
   const api = await cluster(ctx, 'final');
-  const tls = await adminTls(ctx, 'final');
+  // Each node's apiserver by its IP, checked against the name `kubernetes`: the shared serving
+  // certificate names every control-plane node's apiserver that way, not by each node's IP.
+  const tls = { ...(await adminTls(ctx, 'final')), servername: 'kubernetes' };
   const port = ctx.config.localAPIEndpoint.bindPort;
   const pods = await api.list<V1Pod>('v1', 'Pod', 'kube-system', 'component=kube-apiserver');
   const hosts = [...new Set(pods.map((p) => p.status?.hostIP).filter((h): h is string => !!h))];
