@@ -80,6 +80,8 @@ const journal = (ctx: Context): UpgradeJournal => {
  */
 export async function upgradePreflight(ctx: Context): Promise<StepOutcome> {
   const target = ctx.config.kubernetesVersion;
+  const { joinedControlPlane, joinedControlPlaneError } = await import('./preflight.ts');
+  if (await joinedControlPlane(ctx)) throw joinedControlPlaneError(`upgrade apply ${target}`);
   const api = await cluster(ctx, 'final');
   const versions = await clusterVersions(ctx, api);
   const previous = await readJournal(ctx);
