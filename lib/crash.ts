@@ -36,6 +36,8 @@ export const MID_POINTS: Record<string, Record<string, readonly string[]>> = {
     'join-service': ['objects-applied'],
   },
   join: {
+    // Control-plane join only, and only when this run adds the member (a re-run finds it instead).
+    'etcd-join': ['etcd-member-added'],
     'kubelet-config': ['config-written', 'drop-in-written'],
   },
 };

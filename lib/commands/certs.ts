@@ -97,6 +97,8 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       return ExitCode.ok;
     }
     if (sub !== 'renew') throw new (await import('../errors.ts')).InputError('usage', { what: `certs ${sub ?? ''}`.trim(), why: 'unknown certs subcommand', fix: 'use `kubeception certs check-expiration`, `kubeception certs renew all|NAME` or `kubeception certs upload [--ttl 2h]`' });
+    const { joinedControlPlane, joinedControlPlaneError } = await import('../steps/preflight.ts');
+    if (await joinedControlPlane(ctx)) throw joinedControlPlaneError(`certs renew ${name ?? ''}`.trim());
     const names = selectNames(ctx, name);
     const renewed = await renewHostCertificates(ctx, names);
     io.stdout(`renewed on the host: ${renewed.join(', ')}\n`);

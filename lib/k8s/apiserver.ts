@@ -13,6 +13,13 @@ import type { Context } from '../context.ts';
 /** Which apiserver. */
 export type Which = 'bootstrap' | 'final';
 
+/**
+ * Where kubeception reaches `which` apiserver of this node: the bootstrap one on the advertise
+ * address; the final one on loopback — the serving certificate in the self-hosted Secret is shared
+ * by every control-plane node and always names `127.0.0.1`, not necessarily this node's address.
+ */
+export const localApiserverUrl = (config: Context['config'], which: Which) => (which === 'final' ? apiserverUrls(config).loopback : apiserverUrls(config).bootstrap);
+
 async function adminKubeconfig(ctx: Pick<Context, 'files' | 'config'>, which: Which): Promise<{ text: string; path: string }> {
   const p = kubeconfigPaths(ctx.config);
   const path = which === 'final' ? p.admin : p.bootstrapAdmin;
@@ -31,12 +38,12 @@ export async function adminTls(ctx: Pick<Context, 'files' | 'config'>, which: Wh
 
 /**
  * A client for `which` apiserver *of this node* (admin credentials): the server is always the local
- * URL (apiserverUrls), never admin.conf's, which names the controlPlaneEndpoint when one is set —
+ * URL ({@link localApiserverUrl}), never admin.conf's, which names the controlPlaneEndpoint when one is set —
  * the steps check this node's apiserver, not whichever one a load balancer picks.
  */
 export async function cluster(ctx: Pick<Context, 'files' | 'config'> & Partial<Pick<Context, 'plannedApi'>>, which: Which): Promise<Cluster> {
   const { text, path } = await adminKubeconfig(ctx, which);
-  const server = apiserverUrls(ctx.config)[which];
+  const server = localApiserverUrl(ctx.config, which);
   // Imported here, not at the top: @kubernetes/client-node is large and `plan --help` never needs it.
   const { Cluster, DryRunCluster } = await import('./client.ts');
   // Under plan/--dry-run: record writes; read only from an apiserver that answers with these credentials.
@@ -63,7 +70,7 @@ export async function probeApiserver(ctx: Pick<Context, 'files' | 'config'>, whi
     throw err;
   });
   if (!tls) return 'no admin kubeconfig yet';
-  const r = await probeHttps(`${apiserverUrls(ctx.config)[which]}/readyz`, tls, timeoutMs);
+  const r = await probeHttps(`${localApiserverUrl(ctx.config, which)}/readyz`, tls, timeoutMs);
   if ('error' in r) return r.error;
   return r.status === 200 ? undefined : `HTTP ${r.status}: ${r.body.trim().split('\n').filter((l) => l.includes('failed')).slice(0, 3).join('; ') || r.body.slice(0, 120)}`;
 }
@@ -95,7 +102,7 @@ export async function waitApiserver(
   if (done !== undefined) return done;
   const explained = await opts.explain?.().catch(() => undefined);
   throw new TimeoutError('apiserver-not-ready', {
-    what: `${which} kube-apiserver at ${apiserverUrls(ctx.config)[which]}`,
+    what: `${which} kube-apiserver at ${localApiserverUrl(ctx.config, which)}`,
     why: `not ready ${need > 1 ? `${need} times in a row ` : ''}within ${opts.timeoutMs} ms (last: ${last})${explained ? `; ${explained}` : ''}`,
     fix: `check the kube-apiserver pod: crictl/ctr logs, \`journalctl -u ${ctx.config.distro.units.kubelet}\``,
   });

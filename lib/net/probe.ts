@@ -9,6 +9,8 @@ export interface TlsClient {
   ca: string;
   cert: string;
   key: string;
+  /** Name the server's certificate is checked against (and SNI) instead of the URL's host. */
+  servername?: string;
 }
 
 /** Result of {@link probeHttps}: the HTTP status and body, or `error` if no answer came. */

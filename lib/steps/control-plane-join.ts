@@ -236,10 +236,12 @@ export async function markJoinedControlPlane(ctx: Context): Promise<StepOutcome>
   return { changed: true, detail: `labelled and tainted ${CONTROL_PLANE_LABEL}` };
 }
 
-/** `control-plane-spread`: kube-controller-manager and kube-scheduler get one replica per control-plane node. */
-export async function spreadControllers(ctx: Context): Promise<StepOutcome> {
-  if (ctx.dryRun) return { changed: true, detail: 'would scale the controllers to one replica per control-plane node' };
-  const api = await endpointCluster(ctx);
+/**
+ * Sets the replicas of kube-controller-manager and kube-scheduler to the number of control-plane
+ * nodes (at least 1). @returns the Deployments changed and that number.
+ * @throws HostStateError `self-hosted-missing` if a Deployment is missing.
+ */
+export async function scaleControllers(api: Cluster): Promise<{ scaled: string[]; replicas: number }> {
   const n = await controlPlaneNodeCount(api);
   const scaled: string[] = [];
   for (const name of ['kube-controller-manager', 'kube-scheduler']) {
@@ -250,7 +252,14 @@ export async function spreadControllers(ctx: Context): Promise<StepOutcome> {
     await api.patch(ref, { spec: { replicas: n } });
     scaled.push(name);
   }
-  return { changed: scaled.length > 0, detail: scaled.length ? `${scaled.join(', ')} scaled to ${n}` : `${n} replica(s) each` };
+  return { scaled, replicas: n };
+}
+
+/** `control-plane-spread`: kube-controller-manager and kube-scheduler get one replica per control-plane node. */
+export async function spreadControllers(ctx: Context): Promise<StepOutcome> {
+  if (ctx.dryRun) return { changed: true, detail: 'would scale the controllers to one replica per control-plane node' };
+  const { scaled, replicas } = await scaleControllers(await endpointCluster(ctx));
+  return { changed: scaled.length > 0, detail: scaled.length ? `${scaled.join(', ')} scaled to ${replicas}` : `${replicas} replica(s) each` };
 }
 
 /** `wait-local-apiserver`: this node's self-hosted kube-apiserver answers `/readyz` 10 times in a row. */

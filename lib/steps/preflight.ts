@@ -117,6 +117,27 @@ const cgroupDriverCheck: Check = { id: 'CgroupDriver', run: (ctx) => cgroupDrive
 export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
 
 /**
+ * Whether this node joined as a further control-plane node (its etcd environment, written by
+ * kubeception, says `initial-cluster-state=existing`). Such a node's leaf certificates and
+ * kubeconfigs are its own, not the ones the self-hosted Secrets carry: commands that re-apply those
+ * Secrets from this host's files (bootstrap, `certs renew`, `upgrade apply`) run on the node that
+ * bootstrapped the cluster.
+ */
+export async function joinedControlPlane(ctx: Pick<Context, 'files' | 'config'>): Promise<boolean> {
+  const env = (await ctx.files.read(ctx.config.distro.paths.etcdEnvironmentFile)) ?? '';
+  return env.startsWith('# Written by kubeception') && /^ETCD_INITIAL_CLUSTER_STATE="existing"$/m.test(env);
+}
+
+/** The refusal of a Secret-applying command on a joined control-plane node. */
+export function joinedControlPlaneError(command: string): InputError {
+  return new InputError('joined-control-plane', {
+    what: command,
+    why: 'this node joined as a further control-plane node: its certificates are its own, and this command would replace the cluster\'s self-hosted Secrets with them',
+    fix: `run \`kubeception ${command}\` on the control-plane node that bootstrapped the cluster`,
+  });
+}
+
+/**
  * `ControlPlaneEndpoint` (bootstrap): never a second bootstrap control plane against a running
  * cluster. Refused: a node that joined as a further control-plane node (its etcd environment says
  * `initial-cluster-state=existing`: its PKI files are not the ones the self-hosted Secrets carry), and
@@ -124,9 +145,9 @@ export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck(
  */
 const bootstrapEndpointCheck: Check = {
   id: 'ControlPlaneEndpoint',
+  ignorable: false,
   async run(ctx) {
-    const env = (await ctx.files.read(ctx.config.distro.paths.etcdEnvironmentFile)) ?? '';
-    if (/^ETCD_INITIAL_CLUSTER_STATE="existing"$/m.test(env))
+    if (await joinedControlPlane(ctx))
       return { message: 'this node joined the cluster as a further control-plane node (run join --control-plane): bootstrap would replace the cluster\'s self-hosted Secrets with its own certificates', fix: 'converge it with the same `kubeception run join … --control-plane` command (with a new `certs upload` key if the shared keys are gone)' };
     const cpe = ctx.config.controlPlaneEndpoint;
     if (!cpe || (await ctx.files.exists(join(ctx.config.certificatesDir, 'ca.crt')))) return undefined;

@@ -129,7 +129,8 @@ export async function renderRecoveryManifest(ctx: Context, timeoutMs = 120_000):
 export async function installRecoveryWatcher(ctx: Context): Promise<string[]> {
   const { config } = ctx;
   const p = recoveryPaths(config);
-  const host = probeHost(config.apiServer.extraArgs, config.localAPIEndpoint.advertiseAddress);
+  // Loopback: the shared serving certificate names 127.0.0.1 on every control-plane node.
+  const host = probeHost(config.apiServer.extraArgs, '127.0.0.1');
   const script = recoveryWatcherScript({
     lkgManifest: p.manifest,
     staticPodPath: config.distro.paths.staticPodPath,

@@ -16,6 +16,8 @@ import { etcdClientUrls, etcdPeerUrl, etcdPki } from '../etcd/config.ts';
 import { listMembers, memberByPeerUrl, removeMember, votingMembers, type EtcdMember } from '../etcd/members.ts';
 import { InputError } from '../errors.ts';
 import { healthcheckTls } from './etcd.ts';
+import { scaleControllers } from './control-plane-join.ts';
+import { CONTROL_PLANE_LABEL } from '../constants.ts';
 import type { Cluster } from '../k8s/client.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import { removalScript } from '../reset/netfilter.ts';
@@ -105,7 +107,13 @@ export async function removeNode(ctx: Context): Promise<StepOutcome> {
   }
   try {
     // A worker's kubelet credentials may not delete its own Node (the Node authorizer): then say how.
+    const wasControlPlane = (await api.read<{ metadata?: { labels?: Record<string, string> } }>(ref))?.metadata?.labels?.[CONTROL_PLANE_LABEL] !== undefined;
     if (await api.delete(ref)) changed.push(`Node ${ctx.config.nodeName} deleted`);
+    // One controller replica per remaining control-plane node (a replica for this node would stay Pending).
+    if (wasControlPlane) {
+      const { scaled, replicas } = await scaleControllers(api).catch((err) => (ctx.log.warn(`could not scale the controllers: ${why(err)}`), { scaled: [], replicas: 0 }));
+      if (scaled.length) changed.push(`${scaled.join(', ')} scaled to ${replicas}`);
+    }
   } catch (err) {
     ctx.log.warn(`could not delete Node ${ctx.config.nodeName} (${why(err)}); delete it from a control-plane node: kubectl delete node ${ctx.config.nodeName}`);
   }

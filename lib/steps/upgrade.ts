@@ -80,6 +80,8 @@ const journal = (ctx: Context): UpgradeJournal => {
  */
 export async function upgradePreflight(ctx: Context): Promise<StepOutcome> {
   const target = ctx.config.kubernetesVersion;
+  const { joinedControlPlane, joinedControlPlaneError } = await import('./preflight.ts');
+  if (await joinedControlPlane(ctx)) throw joinedControlPlaneError(`upgrade apply ${target}`);
   const api = await cluster(ctx, 'final');
   const versions = await clusterVersions(ctx, api);
   const previous = await readJournal(ctx);
@@ -195,7 +197,9 @@ export async function upgradeControlPlane(ctx: Context): Promise<StepOutcome> {
 export async function verifyUpgrade(ctx: Context): Promise<StepOutcome> {
   const target = ctx.config.kubernetesVersion;
   const api = await cluster(ctx, 'final');
-  const tls = await adminTls(ctx, 'final');
+  // Each node's apiserver by its IP, checked against the name `kubernetes`: the shared serving
+  // certificate names every control-plane node's apiserver that way, not by each node's IP.
+  const tls = { ...(await adminTls(ctx, 'final')), servername: 'kubernetes' };
   const port = ctx.config.localAPIEndpoint.bindPort;
   const pods = await api.list<V1Pod>('v1', 'Pod', 'kube-system', 'component=kube-apiserver');
   const hosts = [...new Set(pods.map((p) => p.status?.hostIP).filter((h): h is string => !!h))];

@@ -59,16 +59,10 @@ echo "addon binaries ready in $((SECONDS - start)) s"
 step "images"
 bash test/bed/images.sh
 
-# The upgrade suite's target version (test/bed/upgrade.ts): its binaries, CoreDNS and images, cached the
-# same way. KUBECEPTION_BED_UPGRADE=0 skips it (the demo does: only the tests upgrade).
+# The upgrade suite's target version (test/bed/setup-upgrade.sh). KUBECEPTION_BED_UPGRADE=0 skips it
+# (the demo does: only the tests upgrade; .ci/run builds it beside `npm test`, which does not need it).
 if [[ ${KUBECEPTION_BED_UPGRADE:-1} != 0 ]]; then
-  UPGRADE_VERSION="${K8S_UPGRADE_VERSION:-v1.35.4}" UPGRADE_COREDNS="${UPGRADE_COREDNS:-v1.13.1}"
-  step "upgrade version $UPGRADE_VERSION: binaries, CoreDNS $UPGRADE_COREDNS, images (cached)"
-  start=$SECONDS
-  K8S_VERSION="$UPGRADE_VERSION" bash test/bed/build-k8s.sh
-  COREDNS_VERSION="$UPGRADE_COREDNS" bash test/bed/build-addons.sh
-  K8S_VERSION="$UPGRADE_VERSION" COREDNS_VERSION="$UPGRADE_COREDNS" bash test/bed/images.sh
-  echo "upgrade version ready in $((SECONDS - start)) s"
+  bash test/bed/setup-upgrade.sh
 fi
 
 step "kubeception image"

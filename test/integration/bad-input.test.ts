@@ -74,6 +74,10 @@ const cases: Case[] = [
   { name: 'join with an http URL', config: {}, task: 'join', args: withFlag('--url', 'http://10.250.0.9:30000'), want: [/\[JoinUrl\]/, /not an https URL/] },
   { name: 'join with a bad --discovery-timeout', config: {}, task: 'join', args: [...JOIN, '--discovery-timeout', 'soon'], want: [/--discovery-timeout/] },
   { name: 'join on a control-plane node', config: {}, task: 'join', args: JOIN, setup: 'mkdir -p /etc/kubernetes/pki && touch /etc/kubernetes/pki/ca.key', want: [/\[NotControlPlane\]/, /control-plane node/] },
+  { name: 'control-plane join without --certificate-key', config: { controlPlaneEndpoint: '10.250.0.9:6443' }, task: 'join', args: [...JOIN, '--control-plane'], want: [/\[CertificateKey\]/, /needs --certificate-key/] },
+  { name: 'control-plane join with a short certificate key', config: { controlPlaneEndpoint: '10.250.0.9:6443' }, task: 'join', args: [...JOIN, '--control-plane', '--certificate-key', 'abc123'], want: [/\[CertificateKey\]/, /not 64 hex digits/] },
+  { name: 'control-plane join without controlPlaneEndpoint', config: {}, task: 'join', args: [...JOIN, '--control-plane', '--certificate-key', 'a'.repeat(64)], want: [/\[ControlPlaneEndpoint\]/, /controlPlaneEndpoint is not set/] },
+  { name: 'bootstrap on a node that joined as a control-plane node', config: {}, setup: 'printf "# Written by kubeception\\nETCD_INITIAL_CLUSTER_STATE=\\"existing\\"\\n" > /etc/default/etcd', cleanup: 'rm -f /etc/default/etcd', want: [/\[ControlPlaneEndpoint\]/, /joined the cluster as a further control-plane node/] },
   { name: 'join with kubelet.cgroupDriver differing from containerd\'s', config: { kubelet: { cgroupDriver: 'cgroupfs' } }, task: 'join', args: JOIN, want: [/\[CgroupDriver\]/, /containerd uses "systemd"/] },
 ];
 
