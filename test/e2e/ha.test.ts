@@ -181,6 +181,7 @@ describe('high availability: three control-plane nodes behind a load balancer', 
   });
 
   async function outageAndReturn(): Promise<void> {
+    console.log(`leaders before the cut: ${await leaders()}`);
     await sleep(3_000);
     await cp2.powerCut();
     const cut = Date.now();
@@ -192,17 +193,28 @@ describe('high availability: three control-plane nodes behind a load balancer', 
       const pods = (await getJson('pods', '-n', 'default', '-l', 'app=during-outage')).items as any[];
       return pods.some((p) => p.status.phase === 'Running' && p.spec.nodeName) ? true : undefined;
     }, () => kubectl('describe', 'pods', '-n', 'default', '-l', 'app=during-outage'));
-    console.log(`new Deployment's pod Running ${secs(Date.now() - cut)} after the cut (cp2 still down)`);
+    console.log(`new Deployment's pod Running ${secs(Date.now() - cut)} after the cut (cp2 still down); leaders: ${await leaders()}`);
+    // Down long enough for the node controller to notice, so "Ready again" below is a real transition.
+    await waitFor('cp2 Node no longer Ready', 120_000, async () => (!ready(await getJson('node', N.cp2)) ? true : undefined));
+    console.log(`cp2 Node not Ready ${secs(Date.now() - cut)} after the cut; API served through the LB meanwhile`);
 
     await cp2.start();
     const boot = Date.now();
     await nodeReady(N.cp2);
-    console.log(`cp2 Node Ready ${secs(Date.now() - boot)} after boot`);
+    const lease = await getJson('-n', 'kube-node-lease', 'lease', N.cp2);
+    assert.ok(Date.parse(lease.spec.renewTime) > cut, `cp2's kubelet renewed its lease after the boot (${lease.spec.renewTime})`);
+    console.log(`cp2 Node Ready again ${secs(Date.now() - boot)} after boot`);
     await etcdSettled([N.cp1, N.cp2, N.cp3]);
-    await waitFor('cp2 kube-apiserver pod Ready', 300_000, async () => ((await readyPodNodes('kube-apiserver', 'DaemonSet')).includes(N.cp2) ? true : undefined));
+    await waitFor('a kube-apiserver container started on cp2 after the boot, Ready', 300_000, async () => {
+      const pods = (await getJson('-n', 'kube-system', 'pods', '-l', 'component=kube-apiserver', '--field-selector', `spec.nodeName=${N.cp2}`)).items as any[];
+      return pods.some((p) => ready(p) && p.status.containerStatuses?.every((c: any) => Date.parse(c.state?.running?.startedAt ?? '') >= Math.floor(cut / 1000) * 1000)) ? true : undefined;
+    }, () => kubectl('-n', 'kube-system', 'get', 'pods', '-o', 'wide'));
     await waitFor('the LB sees cp2 ready', 60_000, async () => ((await upBackends(lb)).includes(cp2.ip) ? true : undefined));
     console.log(`cp2 etcd member healthy, apiserver pod Ready, back in the LB ${secs(Date.now() - boot)} after boot`);
   }
+  /** Which nodes hold the controller-manager's and the scheduler's leader leases. */
+  const leaders = async () =>
+    (await Promise.all(['kube-controller-manager', 'kube-scheduler'].map(async (n) => `${n} ${String((await getJson('-n', 'kube-system', 'lease', n)).spec.holderIdentity).split('_')[0]}`))).join(', ');
 
   timed('reset of cp3 removes its etcd member and Node; the other two stay healthy', async () => {
     const r = await kc(cp3, ['reset', '--force'], { timeoutMs: 600_000 });
