@@ -3,9 +3,10 @@
  * test/bed/lb.ts) as `controlPlaneEndpoint`, three control-plane hosts and a worker. cp1 bootstraps;
  * `certs upload` prints the control-plane join command; cp2's join is SIGKILLed right after its etcd
  * member add and re-run, cp3 joins; three voting etcd members, the control plane spread over three
- * nodes. The worker joins through the LB. cp2 loses power while a prober hits the LB every 100 ms:
- * kubectl through the LB and scheduling keep working, and cp2 comes back by itself. cp3 is reset (its
- * member removed), refuses a wrong and an expired certificate key with nothing written, and joins again.
+ * nodes. The worker joins through the LB. The control-plane host whose scheduler leads loses power
+ * while a prober hits the LB every 100 ms: kubectl through the LB and scheduling keep working, and the
+ * host comes back by itself. cp3 is reset (its member removed), refuses a wrong and an expired
+ * certificate key with nothing written, and joins again.
  *
  * kubectl runs in the worker with a copy of cp1's admin.conf, whose server is the LB.
  */
@@ -69,13 +70,13 @@ describe('high availability: three control-plane nodes behind a load balancer', 
     return pods.filter((p) => !p.metadata.deletionTimestamp && ready(p) && (!owner || p.metadata.ownerReferences?.[0]?.kind === owner)).map((p) => p.spec.nodeName as string);
   };
   /** Waits until etcd (asked on cp1) has exactly `names` as voting members, each endpoint healthy. */
-  const etcdSettled = (names: string[], timeoutMs = 180_000) =>
+  const etcdSettled = (names: string[], timeoutMs = 180_000, on = cp1) =>
     waitFor(`etcd: members ${names.join(', ')}, voting and healthy`, timeoutMs, async () => {
-      const members = await etcdMembers(cp1);
+      const members = await etcdMembers(on);
       if (members.map((m) => m.name).sort().join() !== [...names].sort().join() || members.some((m) => m.isLearner)) return undefined;
-      const health = await etcdHealth(cp1);
+      const health = await etcdHealth(on);
       return health.length === names.length && health.every((h) => h.health) ? true : undefined;
-    }, async () => JSON.stringify({ members: await etcdMembers(cp1), health: await etcdHealth(cp1).catch((e) => String(e)) }));
+    }, async () => JSON.stringify({ members: await etcdMembers(on), health: await etcdHealth(on).catch((e) => String(e)) }));
   /** `certs upload` on cp1: the key and the control-plane join argv it prints. */
   const uploadCerts = async (extra: string[] = []) => {
     const r = await kc(cp1, ['certs', 'upload', ...extra]);
@@ -164,57 +165,65 @@ describe('high availability: three control-plane nodes behind a load balancer', 
     await nodeReady(N.w1);
   });
 
-  timed('cp2 loses power: kubectl and scheduling through the LB keep working, short /readyz gap; cp2 comes back by itself', async () => {
-    // Preconditions, so that a failure below is about the outage (with two members, one cut loses quorum).
-    await etcdSettled([N.cp1, N.cp2, N.cp3], 10_000);
-    assert.ok((await upBackends(lb)).includes(cp2.ip), `cp2 serves through the LB before the cut: ${JSON.stringify(await lbServers(lb))}`);
+  // The host cut is the one whose kube-scheduler holds the leader lease (cp1 unless leadership moved),
+  // so that scheduling during the outage needs a new leader on another node. kubectl runs in the
+  // worker through the LB; etcdctl on a surviving control-plane host.
+  timed('the leader control-plane host loses power: kubectl and scheduling through the LB keep working, short /readyz gap; it comes back by itself', async () => {
+    await etcdSettled([N.cp1, N.cp2, N.cp3], 10_000); // with two members one cut loses quorum: fail here, not below
+    const byName = new Map([cp1, cp2, cp3].map((h) => [h.name, h]));
+    const victim = byName.get((await leaders())['kube-scheduler'] ?? '') ?? cp1;
+    const survivor = [cp1, cp2, cp3].find((h) => h !== victim)!;
+    assert.ok((await upBackends(lb)).includes(victim.ip), `${victim.name} serves through the LB before the cut: ${JSON.stringify(await lbServers(lb))}`);
     const prober = await startProber(w1, `https://${lb.ip}:6443/readyz`);
     let gap: Gap | undefined;
     try {
-      await outageAndReturn();
+      await outageAndReturn(victim, survivor);
     } finally {
       gap = await prober.stop(); // also printed when the outage part failed
       console.log(`prober through the LB (cut to recovery): longest gap ${secs(gap.gapMs)} (target ≤ 5 s), ${gap.failed} of ${gap.total} probes failed`);
-      if (!cp2.running) await cp2.start(); // the later tests need it
+      if (!victim.running) await victim.start(); // the later tests need it
     }
     assert.ok(gap.gapMs <= 15_000, `longest /readyz gap through the LB ${secs(gap.gapMs)} > 15 s`);
   });
 
-  async function outageAndReturn(): Promise<void> {
-    console.log(`leaders before the cut: ${await leaders()}`);
+  async function outageAndReturn(victim: Host, survivor: Host): Promise<void> {
+    const v = victim.name;
+    console.log(`cutting ${v}; leaders before the cut: ${JSON.stringify(await leaders())}`);
     await sleep(3_000);
-    await cp2.powerCut();
+    await victim.powerCut();
     const cut = Date.now();
-    await waitFor('the LB marks cp2 down', 20_000, async () => (!(await upBackends(lb)).includes(cp2.ip) ? true : undefined));
-    console.log(`LB marked cp2 down ${secs(Date.now() - cut)} after the cut`);
+    await waitFor(`the LB marks ${v} down`, 20_000, async () => (!(await upBackends(lb)).includes(victim.ip) ? true : undefined));
+    console.log(`LB marked ${v} down ${secs(Date.now() - cut)} after the cut`);
     await kubectl('get', 'nodes'); // through the LB, first try
     await kubectl('create', 'deployment', 'during-outage', '--image=registry.k8s.io/pause:3.10.1', '--replicas=1');
     await waitFor('the new Deployment has a Running pod', 180_000, async () => {
       const pods = (await getJson('pods', '-n', 'default', '-l', 'app=during-outage')).items as any[];
       return pods.some((p) => p.status.phase === 'Running' && p.spec.nodeName) ? true : undefined;
     }, () => kubectl('describe', 'pods', '-n', 'default', '-l', 'app=during-outage'));
-    console.log(`new Deployment's pod Running ${secs(Date.now() - cut)} after the cut (cp2 still down); leaders: ${await leaders()}`);
+    const now = await leaders();
+    console.log(`new Deployment's pod Running ${secs(Date.now() - cut)} after the cut (${v} still down); leaders: ${JSON.stringify(now)}`);
+    assert.notEqual(now['kube-scheduler'], v, 'a scheduler on another node took the lease');
     // Down long enough for the node controller to notice, so "Ready again" below is a real transition.
-    await waitFor('cp2 Node no longer Ready', 120_000, async () => (!ready(await getJson('node', N.cp2)) ? true : undefined));
-    console.log(`cp2 Node not Ready ${secs(Date.now() - cut)} after the cut; API served through the LB meanwhile`);
+    await waitFor(`${v} Node no longer Ready`, 120_000, async () => (!ready(await getJson('node', v)) ? true : undefined));
+    console.log(`${v} Node not Ready ${secs(Date.now() - cut)} after the cut; API served through the LB meanwhile`);
 
-    await cp2.start();
+    await victim.start();
     const boot = Date.now();
-    await nodeReady(N.cp2);
-    const lease = await getJson('-n', 'kube-node-lease', 'lease', N.cp2);
-    assert.ok(Date.parse(lease.spec.renewTime) > cut, `cp2's kubelet renewed its lease after the boot (${lease.spec.renewTime})`);
-    console.log(`cp2 Node Ready again ${secs(Date.now() - boot)} after boot`);
-    await etcdSettled([N.cp1, N.cp2, N.cp3]);
-    await waitFor('a kube-apiserver container started on cp2 after the boot, Ready', 300_000, async () => {
-      const pods = (await getJson('-n', 'kube-system', 'pods', '-l', 'component=kube-apiserver', '--field-selector', `spec.nodeName=${N.cp2}`)).items as any[];
+    await nodeReady(v);
+    const lease = await getJson('-n', 'kube-node-lease', 'lease', v);
+    assert.ok(Date.parse(lease.spec.renewTime) > cut, `${v}'s kubelet renewed its lease after the boot (${lease.spec.renewTime})`);
+    console.log(`${v} Node Ready again ${secs(Date.now() - boot)} after boot`);
+    await etcdSettled([N.cp1, N.cp2, N.cp3], 180_000, survivor);
+    await waitFor(`a kube-apiserver container started on ${v} after the boot, Ready`, 300_000, async () => {
+      const pods = (await getJson('-n', 'kube-system', 'pods', '-l', 'component=kube-apiserver', '--field-selector', `spec.nodeName=${v}`)).items as any[];
       return pods.some((p) => ready(p) && p.status.containerStatuses?.every((c: any) => Date.parse(c.state?.running?.startedAt ?? '') >= Math.floor(cut / 1000) * 1000)) ? true : undefined;
     }, () => kubectl('-n', 'kube-system', 'get', 'pods', '-o', 'wide'));
-    await waitFor('the LB sees cp2 ready', 60_000, async () => ((await upBackends(lb)).includes(cp2.ip) ? true : undefined));
-    console.log(`cp2 etcd member healthy, apiserver pod Ready, back in the LB ${secs(Date.now() - boot)} after boot`);
+    await waitFor(`the LB sees ${v} ready`, 60_000, async () => ((await upBackends(lb)).includes(victim.ip) ? true : undefined));
+    console.log(`${v} etcd member healthy, apiserver pod Ready, back in the LB ${secs(Date.now() - boot)} after boot`);
   }
-  /** Which nodes hold the controller-manager's and the scheduler's leader leases. */
-  const leaders = async () =>
-    (await Promise.all(['kube-controller-manager', 'kube-scheduler'].map(async (n) => `${n} ${String((await getJson('-n', 'kube-system', 'lease', n)).spec.holderIdentity).split('_')[0]}`))).join(', ');
+  /** The node holding each of the controller-manager's and the scheduler's leader leases. */
+  const leaders = async (): Promise<Record<string, string>> =>
+    Object.fromEntries(await Promise.all(['kube-controller-manager', 'kube-scheduler'].map(async (n) => [n, String((await getJson('-n', 'kube-system', 'lease', n)).spec.holderIdentity).split('_')[0]])));
 
   timed('reset of cp3 removes its etcd member and Node; the other two stay healthy', async () => {
     const r = await kc(cp3, ['reset', '--force'], { timeoutMs: 600_000 });
