@@ -141,7 +141,8 @@ export function joinedControlPlaneError(command: string): InputError {
  * `ControlPlaneEndpoint` (bootstrap): never a second bootstrap control plane against a running
  * cluster. Refused: a node that joined as a further control-plane node (its etcd environment says
  * `initial-cluster-state=existing`: its PKI files are not the ones the self-hosted Secrets carry), and
- * a node without a cluster CA while an apiserver already answers at the `controlPlaneEndpoint`.
+ * a node without the cluster CA key (a fresh host, a worker) while an apiserver already answers at the
+ * `controlPlaneEndpoint`.
  */
 const bootstrapEndpointCheck: Check = {
   id: 'ControlPlaneEndpoint',
@@ -150,7 +151,8 @@ const bootstrapEndpointCheck: Check = {
     if (await joinedControlPlane(ctx))
       return { message: 'this node joined the cluster as a further control-plane node (run join --control-plane): bootstrap would replace the cluster\'s self-hosted Secrets with its own certificates', fix: 'converge it with the same `kubeception run join … --control-plane` command (with a new `certs upload` key if the shared keys are gone)' };
     const cpe = ctx.config.controlPlaneEndpoint;
-    if (!cpe || (await ctx.files.exists(join(ctx.config.certificatesDir, 'ca.crt')))) return undefined;
+    // A node holding the cluster CA key is this cluster's control plane (a re-run); a worker has only ca.crt.
+    if (!cpe || (await ctx.files.exists(join(ctx.config.certificatesDir, 'ca.key')))) return undefined;
     const { call } = await import('../join/client.ts');
     const target = new URL('/readyz', controlPlaneUrl(ctx.config));
     const answered = await call(target, { timeoutMs: 3_000 }).then((r) => r.status > 0, () => false);

@@ -225,13 +225,19 @@ describe('high availability: three control-plane nodes behind a load balancer', 
   const leaders = async (): Promise<Record<string, string>> =>
     Object.fromEntries(await Promise.all(['kube-controller-manager', 'kube-scheduler'].map(async (n) => [n, String((await getJson('-n', 'kube-system', 'lease', n)).spec.holderIdentity).split('_')[0]])));
 
-  timed('reset of cp3 removes its etcd member and Node; the other two stay healthy', async () => {
+  timed('reset of cp3 removes its etcd member and Node; the other two stay healthy; bootstrap there is refused', async () => {
     const r = await kc(cp3, ['reset', '--force'], { timeoutMs: 600_000 });
     assert.equal(r.code, 0, fail('reset', r));
     await etcdSettled([N.cp1, N.cp2], 60_000);
     const get = await w1.exec(['kubectl', `--kubeconfig=${ADMIN}`, 'get', 'node', N.cp3]);
     assert.notEqual(get.code, 0, `Node ${N.cp3} still there`);
     assert.match(get.stderr, /NotFound/);
+    // A fresh host (no CA key) whose controlPlaneEndpoint already answers: no second bootstrap control plane.
+    const before = await snapshot(cp3);
+    const b = await kc(cp3, ['run', 'bootstrap'], { timeoutMs: 120_000 });
+    assert.equal(b.code, 2, fail('bootstrap against a running cluster', b));
+    assert.match(b.stderr, /ControlPlaneEndpoint.*already answers at controlPlaneEndpoint/s);
+    assertSameTree(before, await snapshot(cp3), 'refused bootstrap');
   });
 
   async function refusedJoin(args: string[]): Promise<KcResult> {
