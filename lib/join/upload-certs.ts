@@ -10,10 +10,11 @@
  * `kubeception-certs` (owned by that token Secret, so the garbage collector removes it once the token
  * cleaner removed the token), Role/RoleBinding `kubeception:control-plane-certs`, a join token.
  * @throws HostStateError `pki-missing` if a shared file is missing on this node.
- * @throws InputError `usage` for a TTL above 2 h.
+ * @throws InputError `usage` for a TTL above 2 h; ConfigError `config-invalid` (controlPlaneEndpoint) when
+ *   the config has none: all before any API call.
  */
 import { join } from 'node:path';
-import { HostStateError, InputError } from '../errors.ts';
+import { ConfigError, HostStateError, InputError } from '../errors.ts';
 import { generateToken, tokenSecret } from './token.ts';
 import { caCertHash, createToken, joinCommand } from './tokens-api.ts';
 import { CERTS_SECRET, certsRbac, ETCD_CLIENT_URLS_ANNOTATION, encryptFiles, EXPIRES_ANNOTATION, generateCertificateKey, MAX_CERTIFICATE_KEY_TTL_MS, SHARED_FILES } from './certificate-key.ts';
@@ -37,6 +38,12 @@ export interface Uploaded {
  * @param etcdClientUrls the members' client URLs (annotated on the Secret: not secret).
  */
 export async function uploadCerts(api: Cluster, config: ResolvedConfig, files: HostFiles, ttlMs: number, etcdClientUrls: readonly string[], now = new Date()): Promise<Uploaded> {
+  if (!config.controlPlaneEndpoint)
+    throw new ConfigError('config-invalid', {
+      what: 'controlPlaneEndpoint',
+      why: 'it is not set: further control-plane nodes need one stable address that reaches every apiserver (kubeadm refuses the same)',
+      fix: 'set controlPlaneEndpoint (a load balancer or DNS name, host:port) in kubeception.config.ts and re-run `kubeception run bootstrap` here (it re-issues the apiserver certificate and kubeconfigs), then upload',
+    });
   if (!(ttlMs > 0 && ttlMs <= MAX_CERTIFICATE_KEY_TTL_MS))
     throw new InputError('usage', { what: '--ttl', why: 'a certificate key may live at most 2 h (kubeadm\'s limit): the Secret holds the cluster CA keys', fix: 'pass --ttl 2h or less' });
   const plain: Record<string, Uint8Array> = {};

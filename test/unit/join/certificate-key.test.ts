@@ -42,3 +42,12 @@ test('an expiry pushed later in the annotation, or a value moved to another file
   const { 'sa.key': _, ...missing } = data;
   assert.throws(() => decryptFiles(key, missing, expires, now), code('certificate-key-bundle'));
 });
+
+test('certs upload refuses, before any API call, a config without controlPlaneEndpoint and a TTL above 2 h', async () => {
+  const { uploadCerts } = await import('../../../lib/join/upload-certs.ts');
+  const { sampleConfig } = await import('../manifests/fixtures.ts');
+  const noApi = new Proxy({}, { get: () => assert.fail('no API call expected') }) as never;
+  const files = { read: async () => assert.fail('no file read expected') } as never;
+  await assert.rejects(uploadCerts(noApi, sampleConfig(), files, 3_600_000, []), (e) => code('config-invalid')(e) && (e as KubeceptionError).what === 'controlPlaneEndpoint');
+  await assert.rejects(uploadCerts(noApi, sampleConfig({ controlPlaneEndpoint: 'cp.example:6443' }), files, 3 * 3_600_000, []), (e) => code('usage')(e) && /at most 2 h/.test((e as KubeceptionError).why));
+});
