@@ -61,8 +61,6 @@ const ARGS = {
   version: { type: 'boolean' },
 } as const;
 
-/** Site task and config files import from `kubeception`: map it to this package (once, on first need). */
-const selfResolve = async () => (await import('./self-resolve.ts')).resolveKubeceptionToSelf();
 
 const list = (s: unknown) => (typeof s === 'string' ? s.split(',').map((x) => x.trim()).filter(Boolean) : []);
 
@@ -122,27 +120,27 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     if (args.command === 'init')
       return await (await import('./commands/init.ts')).initCommand({ dir: args.task as string | undefined, cwd: io.cwd, packageDir: PACKAGE_DIR, kubeception: args.kubeception as string | undefined, stdout: io.stdout });
     if (args.command === 'certs') {
-      const [{ loadConfig }, { certsCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/certs.ts'), selfResolve()]);
+      const [{ loadConfig }, { certsCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/certs.ts')]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await certsCommand(args.task as string | undefined, args._[2], args, config, PACKAGE_DIR, io, redactor);
     }
     if (args.command === 'reset') {
-      const [{ resetCommand }] = await Promise.all([import('./commands/reset.ts'), selfResolve()]);
+      const [{ resetCommand }] = await Promise.all([import('./commands/reset.ts')]);
       return await resetCommand(args, io, PACKAGE_DIR, backends);
     }
     if (args.command === 'upgrade') {
-      const [{ upgradeCommand }] = await Promise.all([import('./commands/upgrade.ts'), selfResolve()]);
+      const [{ upgradeCommand }] = await Promise.all([import('./commands/upgrade.ts')]);
       return await upgradeCommand(args, io, PACKAGE_DIR, redactor, backends);
     }
     if (args.command === 'token') {
-      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts'), selfResolve()]);
+      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts')]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
     if (args.command !== 'run' && args.command !== 'plan') throw unknownCommand(String(args.command));
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
     const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile }, { caCertHashes, joinToken }] = await Promise.all([
-      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'), import('./join/flags.ts'), selfResolve(),
+      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'), import('./join/flags.ts'),
     ]);
     const token = await joinToken(args, process.env);
     redactor.add(token);
@@ -164,10 +162,16 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       addSecret: (v) => redactor.add(v),
     };
     if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');
+    const dry = args.command === 'plan' || args['dry-run'] === true;
+    if (args['order-only'] === true && !dry) throw usageError('--order-only applies to `plan` (or `run --dry-run`)');
+    const orderOnly = dry && args['order-only'] === true;
     const taskFile = await findTaskFile(args.task, io.cwd, PACKAGE_DIR);
-    const { config, file } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
-    for (const id of config.ignorePreflightErrors) (options.ignorePreflightErrors as Set<string>).add(id);
-    const task = await applyDistroOverrides(await loadTaskFile(taskFile), config.distro.name, PACKAGE_DIR);
+    const where = { packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined };
+    // --order-only reads nothing on the host and validates nothing: the config's distro picks the overrides.
+    const loaded = orderOnly ? undefined : await loadConfig(where);
+    const peeked = loaded ? { file: loaded.file, distro: loaded.config.distro.name } : await (await import('./config/load.ts')).peekConfig(where);
+    for (const id of loaded?.config.ignorePreflightErrors ?? []) (options.ignorePreflightErrors as Set<string>).add(id);
+    const task = await applyDistroOverrides(await loadTaskFile(taskFile), peeked.distro, PACKAGE_DIR);
     for (const f of ['only', 'skip'] as const)
       if (f in args && list(args[f]).length === 0) throw usageError(`--${f} needs a comma-separated list of step ids`);
     const sel = { only: list(args.only), skip: list(args.skip) };
@@ -175,20 +179,19 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     if (sel.only.length && task.steps.some((s) => s.spec.id === 'preflight') && !sel.skip.includes('preflight') && !sel.only.includes('preflight')) sel.only.push('preflight');
     const ids = new Set(task.steps.map((s) => s.spec.id));
     for (const id of [...sel.only, ...sel.skip]) if (!ids.has(id)) throw unknownStep(task.name, id, [...ids]);
-    const dry = args.command === 'plan' || args['dry-run'] === true;
-    if (args['order-only'] === true && !dry) throw usageError('--order-only applies to `plan` (or `run --dry-run`)');
+    if (orderOnly || !loaded) {
+      const plan = await import('./plan.ts');
+      const entries = plan.orderOnly(task, sel);
+      if (json) io.stdout(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries })}\n`);
+      else io.stdout(plan.formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${peeked.file}`, `distro: ${peeked.distro}`]));
+      return ExitCode.ok;
+    }
+    const { config, file } = loaded;
     const { makeContext, realBackends, dryRunBackends } = await import('./runtime.ts');
     const hb = backends ?? (dry ? dryRunBackends() : realBackends());
     try {
       const ctxFor = (step: string, log: import('./context.ts').Logger, signal: AbortSignal) =>
         makeContext({ config, options, backends: hb, log: redactingLogger(log, redactor), signal, packageDir: PACKAGE_DIR, step });
-      if (dry && args['order-only'] === true) {
-        const { formatPlan, orderOnly } = await import('./plan.ts');
-        const entries = orderOnly(task, sel);
-        if (json) io.stdout(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries })}\n`);
-        else io.stdout(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`]));
-        return ExitCode.ok;
-      }
       if (dry) {
         const { formatPlan, planTask, planTotals } = await import('./plan.ts');
         const silent = { info() {}, warn() {} };

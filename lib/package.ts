@@ -51,6 +51,10 @@ export function compiledTwin(file: string): string | undefined {
 export async function importModule(file: string): Promise<unknown> {
   const twin = compiledTwin(file);
   if (twin) return import(pathToFileURL(twin).href);
+  // A site's file (or a source file) imports `kubeception/…`: map that to this package first. The
+  // compiled twins import relative paths, so the shipped task files start without the resolve hook
+  // (a module-loader thread on Node 20).
+  (await import('./self-resolve.ts')).resolveKubeceptionToSelf();
   const viaTsx = COMPILED && /\.(ts|mts|cts)$/.test(file) && !('Deno' in globalThis) && !(process.features as { typescript?: unknown }).typescript;
   if (!viaTsx) return import(pathToFileURL(file).href);
   await ensureTsLoader();

@@ -12,9 +12,11 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
 import { importModule } from '../package.ts';
 import type { KubeceptionConfig, ResolvedConfig, DistroSettings } from '../types.ts';
-import { parseConfig, parseDistro } from './schema.ts';
-import { parseToml } from './toml.ts';
-import { resolveConfig, type HostFacts } from './validate.ts';
+import type { HostFacts } from './validate.ts';
+// The schema (zod), the TOML parser and the validator are imported when first needed, not with this
+// module: a command that fails before (a missing --config) or never validates (`plan --order-only`)
+// starts without them.
+const schema = () => import('./schema.ts');
 import { readDefaultRoutes } from '../net/routes.ts';
 
 /** Identity helper for type inference in `kubeception.config.ts`. */
@@ -62,7 +64,7 @@ export async function loadConfigFile(file: string): Promise<KubeceptionConfig> {
   }
   if (mod.default === undefined)
     throw new ConfigError('config-load', { what: file, why: 'it has no default export', fix: 'end the file with `export default defineConfig({ ... })`' });
-  return parseConfig(mod.default, file);
+  return (await schema()).parseConfig(mod.default, file);
 }
 
 /** Names of the distros shipped in `<packageDir>/distros`. */
@@ -79,8 +81,25 @@ async function detectDistro(): Promise<string | undefined> {
   return undefined;
 }
 
-/** Loads `distros/<name>/<name>.toml`. @throws ConfigError `config-distro` for an unknown distro. */
-export async function loadDistro(packageDir: string, name: string | undefined, source: string): Promise<DistroSettings> {
+/**
+ * What `plan --order-only` shows of the config without validating it: the file and the distro name
+ * (`--distro`, else the file's `distro`, else /etc/os-release's). Only the distro's task overrides
+ * depend on it. @throws ConfigError `config-missing` / `config-load` / `config-distro`.
+ */
+export async function peekConfig(opts: Pick<LoadOptions, 'packageDir' | 'cwd' | 'configFile' | 'distro'>): Promise<{ file: string; distro: string }> {
+  const file = await findConfigFile(opts.packageDir, opts.cwd, opts.configFile);
+  let mod: { default?: { distro?: unknown } };
+  try {
+    mod = (await importModule(file)) as typeof mod;
+  } catch (err) {
+    throw new ConfigError('config-load', { what: file, why: `cannot load it: ${loadErrorText(err)}`, fix: 'fix the error in the config file (it must be a module whose default export is the config)', cause: err });
+  }
+  const named = typeof mod.default?.distro === 'string' ? mod.default.distro : undefined;
+  return { file, distro: await chooseDistro(opts.packageDir, opts.distro ?? named, opts.distro ? '--distro' : file) };
+}
+
+/** The distro to use: `name`, else /etc/os-release's, among the shipped ones. @throws ConfigError `config-distro`. */
+async function chooseDistro(packageDir: string, name: string | undefined, source: string): Promise<string> {
   const known = await listDistros(packageDir);
   const chosen = name ?? (await detectDistro());
   if (chosen === undefined || !known.includes(chosen))
@@ -89,10 +108,17 @@ export async function loadDistro(packageDir: string, name: string | undefined, s
       why: chosen === undefined ? 'no distro set and /etc/os-release names none that kubeception knows' : `there is no distros/${chosen}/ (known: ${known.join(', ')})`,
       fix: `set distro to one of: ${known.join(', ')} (or pass --distro)`,
     });
+  return chosen;
+}
+
+/** Loads `distros/<name>/<name>.toml`. @throws ConfigError `config-distro` for an unknown distro. */
+export async function loadDistro(packageDir: string, name: string | undefined, source: string): Promise<DistroSettings> {
+  const chosen = await chooseDistro(packageDir, name, source);
   const file = join(packageDir, 'distros', chosen, `${chosen}.toml`);
   const text = await fs.readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined)
     throw new ConfigError('config-distro', { what: file, why: 'the distro has no settings file', fix: `add ${chosen}.toml to distros/${chosen}/` });
+  const [{ parseDistro }, { parseToml }] = await Promise.all([schema(), import('./toml.ts')]);
   return parseDistro(parseToml(text, file), chosen, file);
 }
 
@@ -117,5 +143,6 @@ export async function loadConfig(opts: LoadOptions): Promise<{ config: ResolvedC
   const loaded = await loadConfigFile(file);
   const raw = opts.kubernetesVersion ? { ...loaded, kubernetesVersion: opts.kubernetesVersion } : loaded;
   const distro = await loadDistro(opts.packageDir, opts.distro ?? raw.distro, opts.distro ? '--distro' : file);
+  const { resolveConfig } = await import('./validate.ts');
   return { config: resolveConfig(raw, distro, opts.facts ?? readHostFacts(), file), file };
 }

@@ -14,7 +14,6 @@
  */
 import { join } from 'node:path';
 import { HostStateError } from '../errors.ts';
-import { parseToml } from '../config/toml.ts';
 import type { Context } from '../context.ts';
 
 export type CgroupDriver = 'systemd' | 'cgroupfs';
@@ -29,7 +28,9 @@ export interface RuntimeCgroupDriver {
 export const CONTAINERD_CONFIG = '/etc/containerd/config.toml';
 export const CRIO_CONFIG = '/etc/crio/crio.conf';
 
-function toml(text: string, file: string): any {
+async function toml(text: string, file: string): Promise<any> {
+  // The TOML parser is loaded on first use: the task files import this module, `plan --order-only` never calls it.
+  const { parseToml } = await import('../config/toml.ts');
   try {
     return parseToml(text, file);
   } catch (err) {
@@ -40,7 +41,7 @@ function toml(text: string, file: string): any {
 async function containerd(files: Context['files']): Promise<RuntimeCgroupDriver> {
   const text = await files.read(CONTAINERD_CONFIG);
   if (text === undefined) return { runtime: 'containerd', driver: 'cgroupfs', source: `${CONTAINERD_CONFIG} absent: containerd's default` };
-  const doc = toml(text, CONTAINERD_CONFIG);
+  const doc = await toml(text, CONTAINERD_CONFIG);
   const cri = doc?.plugins?.['io.containerd.grpc.v1.cri'] ?? doc?.plugins?.cri;
   const name = cri?.containerd?.default_runtime_name ?? 'runc';
   const value = cri?.containerd?.runtimes?.[name]?.options?.SystemdCgroup;
@@ -52,7 +53,7 @@ async function crio(files: Context['files']): Promise<RuntimeCgroupDriver> {
   let found: RuntimeCgroupDriver = { runtime: 'cri-o', driver: 'systemd', source: `${CRIO_CONFIG}: cgroup_manager unset (CRI-O's default)` };
   for (const file of [CRIO_CONFIG, ...dropIns]) {
     const text = await files.read(file);
-    const v = text === undefined ? undefined : toml(text, file)?.crio?.runtime?.cgroup_manager;
+    const v = text === undefined ? undefined : (await toml(text, file))?.crio?.runtime?.cgroup_manager;
     if (v === 'systemd' || v === 'cgroupfs') found = { runtime: 'cri-o', driver: v, source: `${file}: cgroup_manager = "${v}"` };
   }
   return found;
