@@ -28,6 +28,9 @@ export function etcdClientUrls(config: ResolvedConfig): string[] {
   return [url('https', '127.0.0.1', ETCD_CLIENT_PORT), url('https', config.localAPIEndpoint.advertiseAddress, ETCD_CLIENT_PORT)];
 }
 
+/** First line of every etcd environment file kubeception writes: what marks the file as ours. */
+export const ETCD_ENV_HEADER = '# Written by kubeception';
+
 /** This member's peer URL: `https://<advertiseAddress>:2380`. */
 export const etcdPeerUrl = (config: ResolvedConfig) => url('https', config.localAPIEndpoint.advertiseAddress, ETCD_PEER_PORT);
 
@@ -80,5 +83,5 @@ export function renderEtcdEnvironment(config: ResolvedConfig, membership?: EtcdM
     ...config.etcd.extraArgs,
   };
   const lines = Object.entries(flags).map(([k, v]) => `${envName(k)}="${v.replace(/(["\\$`])/g, '\\$1')}"`);
-  return `# Written by kubeception; re-running bootstrap rewrites this file.\n${lines.join('\n')}\n`;
+  return `${ETCD_ENV_HEADER}; re-running bootstrap rewrites this file.\n${lines.join('\n')}\n`;
 }

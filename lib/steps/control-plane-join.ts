@@ -24,7 +24,7 @@ import { ConfigError, HostStateError, InputError, KubeceptionError, TimeoutError
 import { crashPoint } from '../crash.ts';
 import { call } from '../join/client.ts';
 import { CERTIFICATE_KEY_RE, CERTS_SECRET, certificateKeyExpired, decryptFiles, ETCD_CLIENT_URLS_ANNOTATION, EXPIRES_ANNOTATION, SHARED_FILES } from '../join/certificate-key.ts';
-import { etcdPeerUrl, readEtcdEnvironment } from '../etcd/config.ts';
+import { ETCD_ENV_HEADER, etcdPeerUrl, readEtcdEnvironment } from '../etcd/config.ts';
 import { addLearner, EtcdMemberError, initialCluster, listMembers, memberByPeerUrl, promoteMember, votingMembers, type EtcdMember } from '../etcd/members.ts';
 import { foreignDataDirError } from '../etcd/datadir.ts';
 import { url } from '../net/cidr.ts';
@@ -40,6 +40,8 @@ import { ensureEtcd, etcdDataDirState, healthcheckTls } from './etcd.ts';
 import { controlPlaneChecks, type Check } from './preflight.ts';
 import { joinFlagChecks } from './join.ts';
 import { controlPlaneNodeCount } from './self-hosted.ts';
+import { labelAndTaintControlPlane } from './control-plane.ts';
+import type { V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -198,7 +200,7 @@ export async function joinEtcd(ctx: Context): Promise<StepOutcome> {
   }
   const envText = (await ctx.files.read(config.distro.paths.etcdEnvironmentFile)) ?? '';
   // A started member keeps the initial cluster it started with (etcd reads it only then): no restart.
-  const kept = state.kind === 'reuse' && envText.startsWith('# Written by kubeception') && readEtcdEnvironment(envText, 'initial-cluster-state') === 'existing' ? readEtcdEnvironment(envText, 'initial-cluster') : undefined;
+  const kept = state.kind === 'reuse' && envText.startsWith(ETCD_ENV_HEADER) && readEtcdEnvironment(envText, 'initial-cluster-state') === 'existing' ? readEtcdEnvironment(envText, 'initial-cluster') : undefined;
   const started = await ensureEtcd(ctx, { initialCluster: kept ?? initialCluster(members, { name: config.nodeName, peerUrl }), initialClusterState: 'existing' });
   if (started.changed) changes.push(started.detail ?? 'etcd changed');
   if (me.isLearner) {
@@ -224,16 +226,9 @@ export async function joinEtcd(ctx: Context): Promise<StepOutcome> {
 export async function markJoinedControlPlane(ctx: Context): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: true, detail: `would label and taint ${CONTROL_PLANE_LABEL}` };
   const api = await endpointCluster(ctx);
-  const node = await pollUntil(() => api.read<{ metadata?: { labels?: Record<string, string> }; spec?: { taints?: { key: string; effect: string }[] } }>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }), { timeoutMs: 180_000, intervalMs: 500, signal: ctx.signal });
+  const node = await pollUntil(() => api.read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }), { timeoutMs: 180_000, intervalMs: 500, signal: ctx.signal });
   if (!node) throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: 'the kubelet did not register it within 180 s', fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
-  const hasLabel = node.metadata?.labels?.[CONTROL_PLANE_LABEL] === '';
-  const hasTaint = (node.spec?.taints ?? []).some((t) => t.key === CONTROL_PLANE_LABEL && t.effect === 'NoSchedule');
-  if (hasLabel && hasTaint) return { changed: false, detail: 'already labelled and tainted' };
-  await api.patch({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }, {
-    metadata: { labels: { [CONTROL_PLANE_LABEL]: '' } },
-    spec: { taints: [...(node.spec?.taints ?? []).filter((t) => t.key !== CONTROL_PLANE_LABEL), { key: CONTROL_PLANE_LABEL, effect: 'NoSchedule' }] },
-  });
-  return { changed: true, detail: `labelled and tainted ${CONTROL_PLANE_LABEL}` };
+  return labelAndTaintControlPlane(api, ctx.config.nodeName, node);
 }
 
 /**

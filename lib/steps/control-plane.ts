@@ -20,7 +20,7 @@ import { markPending } from '../host/pending.ts';
 import { crashPoint } from '../crash.ts';
 import { imagePullError, staticPodTrouble } from '../k8s/static-pod-state.ts';
 import { applyComponentByComponent, selfHostedManifests } from './self-hosted.ts';
-import type { KubernetesObject, V1Node } from '../k8s/client.ts';
+import type { Cluster, KubernetesObject, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -128,18 +128,25 @@ export async function waitNodeRegistered(ctx: Context): Promise<StepOutcome> {
   throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: `the kubelet did not register it within 180 s (last: ${last})`, fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
 }
 
-/** `mark-control-plane`: label `node-role.kubernetes.io/control-plane=""` and taint it NoSchedule (kubeadm's). */
-export async function markControlPlane(ctx: Context): Promise<StepOutcome> {
-  const node = await readNode(ctx);
+/**
+ * Labels `node-role.kubernetes.io/control-plane=""` and taints it NoSchedule (kubeadm's) unless both
+ * are there; other taints are kept. Shared by bootstrap's and the control-plane join's
+ * `mark-control-plane`. @param node the Node as read (undefined: not read, patched anyway).
+ */
+export async function labelAndTaintControlPlane(api: Cluster, nodeName: string, node: V1Node | undefined): Promise<StepOutcome> {
   const hasLabel = node?.metadata?.labels?.[CONTROL_PLANE_LABEL] === '';
   const hasTaint = (node?.spec?.taints ?? []).some((t) => t.key === CONTROL_PLANE_LABEL && t.effect === 'NoSchedule');
   if (hasLabel && hasTaint) return { changed: false, detail: 'already labelled and tainted' };
-  const api = await cluster(ctx, await activeApiserver(ctx));
-  await api.patch({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }, {
+  await api.patch({ apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName } }, {
     metadata: { labels: { [CONTROL_PLANE_LABEL]: '' } },
     spec: { taints: [...(node?.spec?.taints ?? []).filter((t) => t.key !== CONTROL_PLANE_LABEL), { key: CONTROL_PLANE_LABEL, effect: 'NoSchedule' }] },
   });
   return { changed: true, detail: `labelled and tainted ${CONTROL_PLANE_LABEL}` };
+}
+
+/** `mark-control-plane`: label `node-role.kubernetes.io/control-plane=""` and taint it NoSchedule (kubeadm's). */
+export async function markControlPlane(ctx: Context): Promise<StepOutcome> {
+  return labelAndTaintControlPlane(await cluster(ctx, await activeApiserver(ctx)), ctx.config.nodeName, await readNode(ctx));
 }
 
 /**

@@ -12,7 +12,7 @@ import { ETCD_HEALTH_INTERVAL_MS, ETCD_HEALTH_TIMEOUT_MS, ETCD_OWNER_MARKER } fr
 import { HostStateError } from '../errors.ts';
 import { spkiSha256 } from '../pki/x509.ts';
 import { withRetry } from '../util/retry.ts';
-import { etcdClientUrls, etcdPki, renderEtcdEnvironment, type EtcdMembership } from '../etcd/config.ts';
+import { ETCD_ENV_HEADER, etcdClientUrls, etcdPki, renderEtcdEnvironment, type EtcdMembership } from '../etcd/config.ts';
 import { foreignDataDirError, inspectDataDir, type DataDirState } from '../etcd/datadir.ts';
 import { etcdUnhealthy, probeEtcd } from '../etcd/health.ts';
 import { repairDataDirOwnership } from '../etcd/ownership.ts';
@@ -21,7 +21,6 @@ import type { StepOutcome } from '../dsl.ts';
 import { crashPoint } from '../crash.ts';
 import { clearPending, isPending, writeThenPending } from '../host/pending.ts';
 
-const HEADER = '# Written by kubeception';
 
 /** SPKI hash of the etcd CA, or undefined if it does not exist yet. */
 export async function etcdCaHash(ctx: Pick<Context, 'files' | 'config'>): Promise<string | undefined> {
@@ -41,7 +40,7 @@ export async function etcdDataDirState(ctx: Pick<Context, 'files' | 'config'>): 
 export async function foreignEtcdEnvironment(ctx: Pick<Context, 'files' | 'config'>): Promise<string | undefined> {
   const file = ctx.config.distro.paths.etcdEnvironmentFile;
   const text = await ctx.files.read(file);
-  if (text === undefined || text.startsWith(HEADER)) return undefined;
+  if (text === undefined || text.startsWith(ETCD_ENV_HEADER)) return undefined;
   const active = text.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
   return active.length ? `${file} has settings kubeception did not write (${active[0]!.split('=')[0]}…)` : undefined;
 }

@@ -13,6 +13,7 @@ import { listeningPorts } from '../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
 import { controlPlaneUrl, kubeconfigPaths } from '../k8s/endpoints.ts';
+import { ETCD_ENV_HEADER } from '../etcd/config.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import { cgroupDriverMismatch } from '../host/cgroup-driver.ts';
 import { imagePullCheck, kubeletVersionCheck } from './images.ts';
@@ -125,7 +126,7 @@ export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck(
  */
 export async function joinedControlPlane(ctx: Pick<Context, 'files' | 'config'>): Promise<boolean> {
   const env = (await ctx.files.read(ctx.config.distro.paths.etcdEnvironmentFile)) ?? '';
-  return env.startsWith('# Written by kubeception') && /^ETCD_INITIAL_CLUSTER_STATE="existing"$/m.test(env);
+  return env.startsWith(ETCD_ENV_HEADER) && /^ETCD_INITIAL_CLUSTER_STATE="existing"$/m.test(env);
 }
 
 /** The refusal of a Secret-applying command on a joined control-plane node. */

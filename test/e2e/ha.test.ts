@@ -10,7 +10,7 @@
  *
  * kubectl runs in the worker with a copy of cp1's admin.conf, whose server is the LB.
  */
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { bootHost, type Host } from '../bed/bed.ts';
@@ -18,7 +18,7 @@ import { routePodSubnets } from '../bed/kubelet.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { lbServers, startLoadBalancer, upBackends } from '../bed/lb.ts';
 import { assertSameTree, E2E_PREFIX, kc, snapshot, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
-import { sleep, waitFor } from '../helpers/cluster.ts';
+import { sleep, timed, waitFor } from '../helpers/cluster.ts';
 import { etcdHealth, etcdMembers } from '../helpers/etcd.ts';
 import { type Gap, startProber } from '../helpers/prober.ts';
 
@@ -49,15 +49,6 @@ describe('high availability: three control-plane nodes behind a load balancer', 
   let cpJoin: string[];
   const kubectl = (...args: string[]) => w1.execOk(['kubectl', `--kubeconfig=${ADMIN}`, '--request-timeout=10s', ...args], { timeoutMs: 30_000 });
   const getJson = async (...args: string[]) => JSON.parse(await kubectl('get', ...args, '-o', 'json'));
-  const timed = (name: string, fn: () => Promise<void>) =>
-    test(name, async () => {
-      const t0 = Date.now();
-      try {
-        await fn();
-      } finally {
-        console.log(`[time] ${secs(Date.now() - t0)}  ${name}`);
-      }
-    });
   const join = (host: Host, args: string[], env?: Record<string, string>): Promise<KcResult> => kc(host, ['run', 'join', ...args], { timeoutMs: 900_000, env });
   const fail = (what: string, r: KcResult) => `${what} exited ${r.code}\n${r.stderr}\n${r.stdout.slice(-2000)}`;
 

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { bootHost, REPO_ROOT, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { assertSameTree, kc, snapshot, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
+import { timed } from '../helpers/cluster.ts';
 import { signDetached } from '../../lib/join/jws.ts';
 import { clusterInfoKubeconfig } from '../../lib/join/cluster-info.ts';
 
@@ -32,15 +33,6 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
   };
   const argOf = (name: string) => joinArgs[joinArgs.indexOf(name) + 1]!;
   const replaceArg = (name: string, value: string) => joinArgs.map((a, i) => (joinArgs[i - 1] === name ? value : a));
-  const timed = (name: string, fn: () => Promise<void>) =>
-    test(name, async () => {
-      const t0 = Date.now();
-      try {
-        await fn();
-      } finally {
-        console.log(`[time] ${((Date.now() - t0) / 1000).toFixed(1)} s  ${name}`);
-      }
-    });
   async function until<T>(what: string, fn: () => Promise<T | undefined>, tries = 60): Promise<T> {
     for (let i = 0; i < tries; i++) {
       const v = await fn();

@@ -3,10 +3,22 @@
  * polling until a condition holds, and pods for probing the network from inside.
  */
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import type { Host } from '../bed/bed.ts';
 
 export const ADMIN = '/etc/kubernetes/admin.conf';
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A `node:test` test that prints `[time] N.N s  <name>` when it ends, passed or not (the CI log's per-test times). */
+export const timed = (name: string, fn: () => Promise<void>) =>
+  test(name, async () => {
+    const t0 = Date.now();
+    try {
+      await fn();
+    } finally {
+      console.log(`[time] ${((Date.now() - t0) / 1000).toFixed(1)} s  ${name}`);
+    }
+  });
 
 /** kubectl as the cluster admin on `cp`; throws on a non-zero exit. */
 export function kubectl(cp: Host, ...args: string[]): Promise<string> {
