@@ -78,8 +78,8 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
     await apply(cp, pod('client-w1', 'd8w1', TEST_IMAGE, ['sleep', '3600']), pod('client-cp', 'd8cp', TEST_IMAGE, ['sleep', '3600']));
     await podsReady(cp, ['client-w1', 'client-cp']);
     const r = await inPod(cp, 'client-w1', 'nslookup kubernetes.default.svc.cluster.local');
-    assert.equal(r.code, 0, r.out);
-    assert.deepEqual(nslookupAnswers(r.out), [kubernetesIP], r.out);
+    assert.equal(r.code, 0, r.out + r.err);
+    assert.deepEqual(nslookupAnswers(r.out), [kubernetesIP], r.out + r.err);
   });
 
   test('a Service backed by a pod on worker 2 answers by name and ClusterIP from worker 1 and from the control plane', async () => {
@@ -94,7 +94,7 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
           const x = await inPod(cp, client, `timeout 5 wget -q -O- ${url}`);
           return x.code === 0 ? x : undefined;
         });
-        assert.equal(r.out.trim(), 'ok', `${client} ${url}`);
+        assert.equal(r.out.trim(), 'ok', `${client} ${url} (stderr: ${r.err})`);
       }
     }
     // The control-plane node itself (host network): the name through CoreDNS at the kube-dns address, then the ClusterIP.
@@ -110,7 +110,7 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
     for (const [name, ip] of Object.entries(ips)) assert.ok(inside(podCIDR[nodeOf[name]!]!, ip), `${name} ${ip} in ${podCIDR[nodeOf[name]!]}`);
     for (const client of ['client-w1', 'client-cp']) {
       const r = await inPod(cp, client, `timeout 5 wget -q -O- http://${ips.web}:8080/ && ping -c 1 -W 3 ${ips['client-w1']}`);
-      assert.equal(r.code, 0, `${client}: ${r.out}`);
+      assert.equal(r.code, 0, `${client}: ${r.out}${r.err}`);
     }
   });
 

@@ -72,10 +72,11 @@ export async function podsReady(cp: Host, names: string[], timeoutMs = 180_000):
   return ips;
 }
 
-/** Runs `sh -c script` in a pod (kubectl exec); returns { code, out }. */
-export async function inPod(cp: Host, name: string, script: string): Promise<{ code: number; out: string }> {
+/** Runs `sh -c script` in a pod (kubectl exec); returns { code, out: the pod's stdout, err: stderr (the pod's and kubectl's) }. */
+export async function inPod(cp: Host, name: string, script: string): Promise<{ code: number; out: string; err: string }> {
   const r = await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, 'exec', name, '--', 'sh', '-c', script], { timeoutMs: 60_000 });
-  return { code: r.code, out: r.stdout + r.stderr };
+  // stdout alone: kubectl's own klog lines (e.g. "websocket.go: Unknown stream id 1") go to stderr.
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 /** The `Address:` answers of busybox nslookup output (after the `Name:` line). */
