@@ -4,7 +4,8 @@
  * doing the same work from a shell script of `openssl genpkey/req/x509` (same subjects, SANs,
  * extensions, signing structure). Per algorithm: ECDSA-P256, ECDSA-P384, RSA-2048. Prints ms per run
  * and the ratio kubeception/openssl; never asserts on time. Runs are interleaved so load from other
- * processes hits every contender alike. kubeception runs in this process (modules loaded once, as
+ * processes hits every contender alike; each starts after `sync` (untimed), so no contender's fsyncs
+ * pay for another's dirty pages. kubeception runs in this process (modules loaded once, as
  * in `run bootstrap`); the first run, which also compiles the code paths, is shown apart.
  *
  * Two openssl variants: the plain serial script (what a hand-written PKI script does) and one that
@@ -97,6 +98,9 @@ const KINDS: readonly Kind[] = ['kubeception', 'openssl', 'openssl-parallel'];
 /** One run of one contender into a fresh temp dir. @returns milliseconds. */
 async function oneRun(kind: Kind, alg: EncryptionAlgorithm): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), `bench-pki-${kind}-`));
+  // Flush other runs' dirty pages first: kubeception fsyncs each file, and on ext4 its first fsync
+  // would otherwise also commit the previous contender's writes and removals.
+  await exec('sync');
   try {
     const config = sampleConfig({ certificatesDir: dir, encryptionAlgorithm: alg });
     if (kind === 'kubeception') return await timed(() => reconcilePki(config, new RealFiles()));

@@ -108,13 +108,17 @@ export class RealFiles implements HostFiles {
     const ids = opts.owner ? await lookupUser(opts.owner) : undefined;
     const ownerOk = !ids || (st?.uid === ids.uid && st?.gid === ids.gid);
     if (st?.isFile() && ownerOk && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
-    await this.mkdir(dirname(path), opts.dirMode ?? 0o755);
     const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
-    const fh = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, opts.mode);
+    const openTmp = () => fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, opts.mode);
+    // The parent directory is created only when the open says it is missing (one round trip less per file).
+    const fh = await openTmp().catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+      await this.mkdir(dirname(path), opts.dirMode ?? 0o755);
+      return openTmp();
+    });
     try {
-      await fh.writeFile(data);
-      await fh.chmod(opts.mode); // umask must not loosen or tighten the requested mode
-      if (ids) await fh.chown(ids.uid, ids.gid);
+      // Content, mode (umask must not loosen or tighten it) and owner are independent: set at once.
+      await Promise.all([fh.writeFile(data), fh.chmod(opts.mode), ...(ids ? [fh.chown(ids.uid, ids.gid)] : [])]);
       await fh.sync();
     } finally {
       await fh.close();

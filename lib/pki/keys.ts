@@ -16,6 +16,17 @@ import { causeLine, PkiError } from './errors.ts';
 const generateKeyPairAsync = promisify(generateKeyPair);
 
 /**
+ * A key pair from the thread pool: the private key as a KeyObject, the public key already encoded
+ * as SPKI DER there (Node: "if a publicKeyEncoding … was specified … behaves as if keyObject.export()
+ * had been called" for that part only; @types/node types only both-or-neither).
+ */
+async function generateWithSpki(type: 'ec' | 'rsa', options: object): Promise<{ privateKey: KeyObject; publicKey: Buffer }> {
+  const gen = generateKeyPairAsync as unknown as (t: string, o: object) => Promise<{ privateKey: KeyObject; publicKey: Buffer | KeyObject }>;
+  const { privateKey, publicKey } = await gen(type, { ...options, publicKeyEncoding: { type: 'spki', format: 'der' } });
+  return { privateKey, publicKey: Buffer.isBuffer(publicKey) ? publicKey : (publicKey as KeyObject).export({ type: 'spki', format: 'der' }) };
+}
+
+/**
  * Parsed private keys by PEM text (a reconcile loads each CA key once per leaf) and SPKI bytes by
  * key: parsing PEM costs more than signing with an ECDSA key. Bounded; process memory only.
  */
@@ -61,13 +72,16 @@ export async function generatePrivateKey(algorithm: EncryptionAlgorithm): Promis
   assertSupportedAlgorithm(algorithm);
   if (algorithm.startsWith('ECDSA-')) {
     const namedCurve = algorithm === 'ECDSA-P256' ? 'prime256v1' : 'secp384r1';
-    const { privateKey } = await generateKeyPairAsync('ec', { namedCurve });
+    // The SPKI DER is encoded on the thread pool with the key (it is needed for every certificate).
+    const { privateKey, publicKey } = await generateWithSpki('ec', { namedCurve });
+    spkiOf.set(privateKey, publicKey);
     const pem = privateKey.export({ type: 'sec1', format: 'pem' }).toString();
     remember(pem, privateKey);
     return pem;
   }
   const modulusLength = Number(algorithm.slice('RSA-'.length));
-  const { privateKey } = await generateKeyPairAsync('rsa', { modulusLength, publicExponent: 0x10001 });
+  const { privateKey, publicKey } = await generateWithSpki('rsa', { modulusLength, publicExponent: 0x10001 });
+  spkiOf.set(privateKey, publicKey);
   const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
   remember(pem, privateKey);
   return pem;
@@ -187,6 +201,20 @@ export function signatureOf(key: KeyObject): SignatureAlgorithm {
   };
 }
 
+/** OpenSSL's parsed certificates by PEM text: a reconcile checks each CA once per leaf. Bounded; process memory only. */
+const parsedCerts = new Map<string, X509Certificate>();
+
+/** OpenSSL's parse of one PEM certificate, cached by text. @throws what `new X509Certificate` throws. */
+export function opensslCert(pem: string): X509Certificate {
+  let cert = parsedCerts.get(pem);
+  if (!cert) {
+    cert = new X509Certificate(pem);
+    if (parsedCerts.size >= 64) parsedCerts.delete(parsedCerts.keys().next().value!);
+    parsedCerts.set(pem, cert);
+  }
+  return cert;
+}
+
 /**
  * OpenSSL's view of PEM certificates (for signature checks).
  * @throws PkiError `pki-bad-cert` naming `source` if one is unreadable.
@@ -194,7 +222,7 @@ export function signatureOf(key: KeyObject): SignatureAlgorithm {
 export function opensslCerts(pems: string[], source: string): X509Certificate[] {
   return pems.map((pem, i) => {
     try {
-      return new X509Certificate(pem);
+      return opensslCert(pem);
     } catch (err) {
       const what = i === 0 ? source : `${source} (issuer)`;
       throw new PkiError('pki-bad-cert', { what, why: `not a readable PEM X.509 certificate (${causeLine(err)})`, fix: `restore ${what} from a backup, or move it aside to have it created`, cause: err });
@@ -211,8 +239,8 @@ export function certSignedBy(pem: string, caPem: string): boolean {
   const block = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)?.[0];
   if (!block) return false;
   try {
-    const ca = new X509Certificate(caPem);
-    const cert = new X509Certificate(block);
+    const ca = opensslCert(caPem);
+    const cert = opensslCert(block);
     return cert.checkIssued(ca) && cert.verify(ca.publicKey);
   } catch {
     return false;

@@ -78,12 +78,36 @@ interface Libs {
   ax: typeof Ax;
   AsnConvert: typeof Schema.AsnConvert;
   OctetString: typeof Schema.OctetString;
-  fromBER: (der: Uint8Array) => { result: unknown };
+  /** DER SEQUENCE of already-encoded elements (asn1js writes the tag and length, the bytes as they are). */
+  sequenceOf: (parts: Uint8Array[]) => Uint8Array;
+  /** DER BIT STRING of whole bytes (no unused bits). */
+  bitString: (bytes: Uint8Array) => Uint8Array;
+  /**
+   * A DER SubjectPublicKeyInfo (from OpenSSL) as an asn1-schema convertible for the TBSCertificate,
+   * and its subjectPublicKey bits: read by asn1js alone (the schema mapping costs more than the rest of a certificate).
+   */
+  spki: (der: Uint8Array) => { convertible: Ax.SubjectPublicKeyInfo; subjectPublicKey: Uint8Array };
 }
 let libs: Promise<Libs> | undefined;
 function load(): Promise<Libs> {
   libs ??= Promise.all([import('@peculiar/asn1-x509'), import('@peculiar/asn1-schema'), import('asn1js')]).then(([ax, schema, asn1]) => ({
-    ax, AsnConvert: schema.AsnConvert, OctetString: schema.OctetString, fromBER: (der: Uint8Array) => asn1.fromBER(der),
+    ax, AsnConvert: schema.AsnConvert, OctetString: schema.OctetString,
+    sequenceOf: (parts) => {
+      // A universal SEQUENCE whose content is the parts' bytes (asn1js's Primitive forces
+      // "primitive"; the constructed bit is set after) — the signed TBSCertificate is written as it
+      // was signed, not parsed and encoded again.
+      const block = new asn1.Primitive({ idBlock: { tagClass: 1, tagNumber: 16 }, valueHex: Buffer.concat(parts) });
+      block.idBlock.isConstructed = true;
+      return new Uint8Array(block.toBER());
+    },
+    bitString: (bytes) => new Uint8Array(new asn1.BitString({ valueHex: bytes }).toBER()),
+    spki: (der) => {
+      const block = asn1.fromBER(der).result;
+      const bits = block instanceof asn1.Sequence ? block.valueBlock.value[1] : undefined;
+      if (!(bits instanceof asn1.BitString)) throw new Error('not a SubjectPublicKeyInfo');
+      const convertible = { toASN: () => block, fromASN: () => { throw new Error('write-only'); } };
+      return { convertible: convertible as unknown as Ax.SubjectPublicKeyInfo, subjectPublicKey: bits.valueBlock.valueHexView };
+    },
   }));
   return libs;
 }
@@ -100,8 +124,8 @@ const subjectName = (L: Libs, t: CertTemplate) => new L.ax.Name([...(t.organizat
 const ext = (L: Libs, extnID: string, critical: boolean, value: unknown) => new L.ax.Extension({ extnID, critical, extnValue: new L.OctetString(L.AsnConvert.serialize(value)) });
 
 /** Go's subjectKeyIdentifier: SHA-1 of the subjectPublicKey BIT STRING (RFC 5280 4.2.1.2 method 1). */
-function keyIdentifier(spki: Ax.SubjectPublicKeyInfo): Buffer {
-  return createHash('sha1').update(new Uint8Array(spki.subjectPublicKey)).digest();
+function keyIdentifier(subjectPublicKey: ArrayBuffer | Uint8Array): Buffer {
+  return createHash('sha1').update(new Uint8Array(subjectPublicKey)).digest();
 }
 
 /** kubeadm's key usages: digitalSignature, keyCertSign for a CA, keyEncipherment only for an RSA key. */
@@ -125,14 +149,32 @@ interface Issuer {
   keyId: Buffer;
 }
 
+/** A CA's subject and key identifier by certificate PEM: from the CA just created, or parsed once. Bounded. */
+const issuers = new Map<string, Omit<Issuer, 'key'>>();
+function rememberIssuer(pem: string, info: Omit<Issuer, 'key'>): void {
+  if (issuers.size >= 64) issuers.delete(issuers.keys().next().value!);
+  issuers.set(pem, info);
+}
+
+/** The issuer fields of a CA certificate: its subject, and its subjectKeyIdentifier (or Go's method-1 id). @throws PkiError `pki-bad-cert`. */
+function issuerOf(L: Libs, caPem: string, source: string): Omit<Issuer, 'key'> {
+  const hit = issuers.get(caPem);
+  if (hit) return hit;
+  const caCert = parsed(L, caPem, `${source} (issuer)`);
+  const caSki = extension(L, caCert, L.ax.id_ce_subjectKeyIdentifier, L.ax.SubjectKeyIdentifier);
+  const info = { name: caCert.tbsCertificate.subject, keyId: caSki ? Buffer.from(caSki.buffer) : keyIdentifier(caCert.tbsCertificate.subjectPublicKeyInfo.subjectPublicKey) };
+  rememberIssuer(caPem, info);
+  return info;
+}
+
 /** Builds the TBSCertificate, signs it with the issuer's key and returns the PEM certificate. */
-function issue(L: Libs, t: CertTemplate, publicKey: KeyObject, issuer: Issuer | 'self', extensions: (spki: Ax.SubjectPublicKeyInfo, issuerKeyId: Buffer) => Ax.Extension[], signer: KeyObject, source: string): string {
+function issue(L: Libs, t: CertTemplate, publicKey: KeyObject, issuer: Issuer | 'self', extensions: (ownKeyId: Buffer, issuerKeyId: Buffer) => Ax.Extension[], signer: KeyObject, source: string): string {
   const { ax, AsnConvert } = L;
   try {
     const now = (t.now ?? new Date()).getTime();
-    const spki = AsnConvert.parse(publicKeyDer(publicKey), ax.SubjectPublicKeyInfo);
+    const spki = L.spki(publicKeyDer(publicKey));
     const subject = subjectName(L, t);
-    const own = keyIdentifier(spki);
+    const own = keyIdentifier(spki.subjectPublicKey);
     const alg: SignatureAlgorithm = signatureOf(signer);
     const signature = new ax.AlgorithmIdentifier({ algorithm: alg.oid, ...(alg.nullParams && { parameters: null }) });
     const tbs = new ax.TBSCertificate({
@@ -142,29 +184,26 @@ function issue(L: Libs, t: CertTemplate, publicKey: KeyObject, issuer: Issuer | 
       issuer: issuer === 'self' ? subject : issuer.name,
       validity: new ax.Validity({ notBefore: new Date(now - BACKDATE_MS), notAfter: new Date(now + t.validityDays * DAY_MS) }),
       subject,
-      subjectPublicKeyInfo: spki,
-      extensions: new ax.Extensions(extensions(spki, issuer === 'self' ? own : issuer.keyId)),
+      subjectPublicKeyInfo: spki.convertible,
+      extensions: new ax.Extensions(extensions(own, issuer === 'self' ? own : issuer.keyId)),
     });
-    const tbsDer = Buffer.from(AsnConvert.serialize(tbs));
-    const signed = { tbsCertificate: preEncoded(L, tbsDer) as unknown as Ax.TBSCertificate, signatureAlgorithm: signature, signatureValue: new Uint8Array(alg.sign(tbsDer)).buffer };
-    const cert = new ax.Certificate(signed);
-    return toPem(Buffer.from(AsnConvert.serialize(cert)));
+    const tbsDer = new Uint8Array(AsnConvert.serialize(tbs));
+    // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }
+    const pem = toPem(Buffer.from(L.sequenceOf([tbsDer, new Uint8Array(AsnConvert.serialize(signature)), L.bitString(alg.sign(tbsDer))])));
+    if (issuer === 'self') rememberIssuer(pem, { name: subject, keyId: own });
+    rememberSpki(pem, publicKeyDer(publicKey));
+    return pem;
   } catch (err) {
     if (err instanceof PkiError) throw err;
     throw new PkiError('pki-sign', { what: source, why: `building the certificate failed (${causeLine(err)})`, fix: 'report this as a kubeception bug', cause: err });
   }
 }
 
-/**
- * The signed TBSCertificate bytes as an asn1-schema convertible (`IAsnConvertible`), so the
- * certificate carries exactly the bytes that were signed and the schema walk is not done twice.
- */
-function preEncoded(L: Libs, der: Uint8Array) {
-  return { toASN: () => L.fromBER(der).result, fromASN: () => { throw new Error('write-only'); } };
-}
-
 function toPem(der: Buffer): string {
-  return `-----BEGIN CERTIFICATE-----\n${der.toString('base64').replace(/.{64}(?=.)/g, '$&\n')}\n-----END CERTIFICATE-----\n`;
+  const b64 = der.toString('base64');
+  const lines: string[] = [];
+  for (let i = 0; i < b64.length; i += 64) lines.push(b64.slice(i, i + 64));
+  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
 }
 
 /**
@@ -177,7 +216,7 @@ function toPem(der: Buffer): string {
 export async function createCaCert(t: CertTemplate, key: KeyObject, source: string): Promise<string> {
   const L = await load();
   const { ax } = L;
-  return issue(L, t, key, 'self', (_spki, keyId) => [
+  return issue(L, t, key, 'self', (_own, keyId) => [
     ext(L, ax.id_ce_basicConstraints, true, new ax.BasicConstraints({ cA: true })),
     ext(L, ax.id_ce_keyUsage, true, new ax.KeyUsage(keyUsage(L, key, true))),
     ext(L, ax.id_ce_subjectKeyIdentifier, false, new ax.SubjectKeyIdentifier(new Uint8Array(keyId))),
@@ -195,16 +234,13 @@ export async function createCaCert(t: CertTemplate, key: KeyObject, source: stri
 export async function createSignedCert(t: CertTemplate, publicKey: KeyObject, ca: { certPem: string; key: KeyObject }, source: string): Promise<string> {
   const L = await load();
   const { ax } = L;
-  const caCert = parsed(L, ca.certPem, `${source} (issuer)`);
-  const caSki = extension(L, caCert, ax.id_ce_subjectKeyIdentifier, ax.SubjectKeyIdentifier);
-  const keyId = caSki ? Buffer.from(caSki.buffer) : keyIdentifier(caCert.tbsCertificate.subjectPublicKeyInfo);
-  const issuer: Issuer = { name: caCert.tbsCertificate.subject, key: ca.key, keyId };
-  return issue(L, t, publicKey, issuer, (spki, issuerKeyId) => [
+  const issuer: Issuer = { ...issuerOf(L, ca.certPem, source), key: ca.key };
+  return issue(L, t, publicKey, issuer, (own, issuerKeyId) => [
     ext(L, ax.id_ce_basicConstraints, true, new ax.BasicConstraints({ cA: false })),
     ext(L, ax.id_ce_keyUsage, true, new ax.KeyUsage(keyUsage(L, publicKey, false))),
     ext(L, ax.id_ce_extKeyUsage, false, new ax.ExtendedKeyUsage((t.usages ?? []).map((u) => EKU_OIDS[u]))),
     ...sanExtension(L, t),
-    ext(L, ax.id_ce_subjectKeyIdentifier, false, new ax.SubjectKeyIdentifier(new Uint8Array(keyIdentifier(spki)))),
+    ext(L, ax.id_ce_subjectKeyIdentifier, false, new ax.SubjectKeyIdentifier(new Uint8Array(own))),
     ext(L, ax.id_ce_authorityKeyIdentifier, false, new ax.AuthorityKeyIdentifier({ keyIdentifier: new ax.KeyIdentifier(new Uint8Array(issuerKeyId)) })),
   ], ca.key, source);
 }
@@ -296,15 +332,25 @@ export function certMatchesKey(certPem: string, key: KeyObject, source = 'certif
   return certSpki(certPem, source).equals(publicKeyDer(key));
 }
 
+/** SPKI DER by certificate PEM: a reconcile compares each CA with its key once per leaf. Bounded. */
+const spkiByPem = new Map<string, Buffer>();
+
 /** The certificate's SubjectPublicKeyInfo DER, read by OpenSSL. @throws PkiError `pki-bad-cert`. */
 function certSpki(pem: string, source: string): Buffer {
-  let cert: X509Certificate;
+  let der = spkiByPem.get(pem);
+  if (der) return der;
   try {
-    cert = new X509Certificate(pemBody(pem));
+    der = publicKeyDer(new X509Certificate(pemBody(pem)).publicKey);
   } catch (err) {
     throw badCert(source, err);
   }
-  return publicKeyDer(cert.publicKey);
+  rememberSpki(pem, der);
+  return der;
+}
+
+function rememberSpki(pem: string, der: Buffer): void {
+  if (spkiByPem.size >= 64) spkiByPem.delete(spkiByPem.keys().next().value!);
+  spkiByPem.set(pem, der);
 }
 
 /**
