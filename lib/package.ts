@@ -43,6 +43,16 @@ export function compiledTwin(file: string): string | undefined {
   return existsSync(twin) ? twin : undefined;
 }
 
+/** The compiled site module's `data:` URL, or undefined if esbuild cannot compile it (or is not installed). */
+async function siteModuleUrl(file: string): Promise<string | undefined> {
+  try {
+    const [{ compileSiteModule }, { exportTargets }] = await Promise.all([import('./site-compile.ts'), import('./self-resolve.ts')]);
+    return await compileSiteModule(file, exportTargets());
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Imports a module by absolute path: a package file's compiled twin when compiled; a TypeScript
  * file through tsx when nothing else can load it (compiled Node); otherwise as it is.
@@ -51,6 +61,13 @@ export function compiledTwin(file: string): string | undefined {
 export async function importModule(file: string): Promise<unknown> {
   const twin = compiledTwin(file);
   if (twin) return import(pathToFileURL(twin).href);
+  // Compiled, on Node: compile a site's file with esbuild instead of registering loader hooks that
+  // every later import of the run would pass through (see lib/site-compile.ts). A file esbuild
+  // cannot compile goes the tsx way below, whose errors name the file and line.
+  if (COMPILED && /\.(ts|mts|js|mjs)$/.test(file) && !('Deno' in globalThis)) {
+    const url = await siteModuleUrl(file);
+    if (url) return import(url);
+  }
   // A site's file (or a source file) imports `kubeception/…`: map that to this package first. The
   // compiled twins import relative paths, so the shipped task files start without the resolve hook
   // (a module-loader thread on Node 20).

@@ -63,7 +63,7 @@ await build({
   platform: 'node',
   target: 'node20',
   // Loaded lazily (lib/k8s/client.ts, lib/host/*.ts, lib/runner.ts, lib/pki/x509.ts, lib/package.ts).
-  external: ['@kubernetes/client-node', 'dbus-next', 'zx', 'listr2', 'tsx', 'tsx/*', '@peculiar/*', 'asn1js'],
+  external: ['@kubernetes/client-node', 'dbus-next', 'zx', 'listr2', 'tsx', 'tsx/*', '@peculiar/*', 'asn1js', 'esbuild'],
   chunkNames: 'chunks/[name]-[hash]',
   // Bundled CommonJS modules require Node built-ins: give the ESM output a `require`.
   banner: { js: "import { createRequire as __kcCreateRequire } from 'node:module'; const require = __kcCreateRequire(import.meta.url);" },

@@ -4,6 +4,7 @@
  * nothing and reports `changed: false`.
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/
  */
+import { Agent as HttpsAgent } from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { KubeceptionError } from '../errors.ts';
 import type { PlannedApiAction } from './planned.ts';
@@ -37,12 +38,36 @@ export function isTransient(err: unknown): boolean {
   return /socket hang up|ECONNRESET|ECONNREFUSED|EPIPE/.test(e?.message ?? '');
 }
 
+/**
+ * An API client of `kc` whose requests share one keep-alive HTTPS agent. client-node's KubeConfig
+ * makes a new agent for every request (a new TLS secure context and handshake each time: most of a
+ * converged re-run's API time); the credentials are still applied per request (a token may change).
+ */
+function apiClient<T>(kc: k8s.KubeConfig, Api: new (config: k8s.Configuration) => T, shared: { agent?: HttpsAgent }): T {
+  const auth: k8s.SecurityAuthentication = {
+    getName: () => 'kubeception',
+    async applySecurityAuthentication(context) {
+      await kc.applySecurityAuthentication(context);
+      const made = context.getAgent();
+      // Only a plain HTTPS agent is replaced (a proxy agent is left as client-node made it).
+      if (!(made instanceof HttpsAgent) || made.constructor !== HttpsAgent) return;
+      shared.agent ??= new HttpsAgent({ ...(made as HttpsAgent & { options: object }).options, keepAlive: true });
+      context.setAgent(shared.agent);
+    },
+  };
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error('No active cluster!');
+  return new Api(k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(server, {}), authMethods: { default: auth } }));
+}
+
 const refOf = (o: k8s.KubernetesObject) => `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
 
 /** A connection to one apiserver, from a kubeconfig's text. */
 export class Cluster {
   protected readonly api: k8s.KubernetesObjectApi;
   private readonly kc: k8s.KubeConfig;
+  /** One keep-alive connection pool for every API client of this Cluster. */
+  private readonly shared: { agent?: HttpsAgent } = {};
   readonly server: string;
 
   /**
@@ -63,7 +88,14 @@ export class Cluster {
     }
     this.server = kc.getCurrentCluster()?.server ?? '(none)';
     this.kc = kc;
-    this.api = k8s.KubernetesObjectApi.makeApiClient(kc);
+    this.api = apiClient(kc, k8s.KubernetesObjectApi, this.shared);
+    // What KubernetesObjectApi.makeApiClient does after construction (protected in its types).
+    (this.api as unknown as { setDefaultNamespace(kc: k8s.KubeConfig): void }).setDefaultNamespace(kc);
+  }
+
+  /** A typed API client (VersionApi, CoreV1Api, …) on this Cluster's connection pool. */
+  private client<T>(Api: new (config: k8s.Configuration) => T): T {
+    return apiClient(this.kc, Api, this.shared);
   }
 
   /**
@@ -131,7 +163,7 @@ export class Cluster {
   /** The apiserver's `/version` gitVersion (e.g. `v1.35.4`). @throws KubeceptionError `apiserver-request`. */
   async version(): Promise<string> {
     try {
-      return (await this.retrying(() => this.kc.makeApiClient(k8s.VersionApi).getCode())).gitVersion;
+      return (await this.retrying(() => this.client(k8s.VersionApi).getCode())).gitVersion;
     } catch (err) {
       throw apiError('GET /version', err, this.server);
     }
@@ -144,7 +176,7 @@ export class Cluster {
    */
   async evict(name: string, namespace: string): Promise<'evicted' | 'gone' | 'blocked'> {
     try {
-      await this.kc.makeApiClient(k8s.CoreV1Api).createNamespacedPodEviction({ name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
+      await this.client(k8s.CoreV1Api).createNamespacedPodEviction({ name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } });
       return 'evicted';
     } catch (err) {
       const code = (err as { code?: number }).code;
@@ -187,7 +219,7 @@ export class Cluster {
       status: { ...csr.status, conditions: [...(csr.status?.conditions ?? []), { type: approve ? 'Approved' : 'Denied', status: 'True', reason, message, lastUpdateTime: new Date() }] },
     };
     try {
-      await this.kc.makeApiClient(k8s.CertificatesV1Api).replaceCertificateSigningRequestApproval({ name: csr.metadata!.name!, body });
+      await this.client(k8s.CertificatesV1Api).replaceCertificateSigningRequestApproval({ name: csr.metadata!.name!, body });
     } catch (err) {
       throw apiError(`${approve ? 'approve' : 'deny'} CertificateSigningRequest/${csr.metadata?.name}`, err, this.server);
     }

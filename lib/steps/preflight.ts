@@ -219,7 +219,17 @@ export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepO
   const failures: CheckFailure[] = [];
   // Checks only read the host: run them at once (most wait on a command), report in their order.
   // Every check finishes before a thrown one is reported: none is left running behind the error.
-  const settled = await Promise.allSettled(checks.map((check) => check.run(ctx)));
+  const ms: number[] = [];
+  const settled = await Promise.allSettled(
+    checks.map(async (check, i) => {
+      const t0 = performance.now();
+      try {
+        return await check.run(ctx);
+      } finally {
+        ms[i] = performance.now() - t0;
+      }
+    }),
+  );
   const thrown = settled.find((r) => r.status === 'rejected');
   if (thrown) throw (thrown as PromiseRejectedResult).reason;
   const results = settled.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<Check['run']>>>).value);
@@ -230,5 +240,6 @@ export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepO
     else failures.push({ id: check.id, ...r, ...(check.ignorable === false ? { ignorable: false } : {}) });
   }
   if (failures.length) throw new PreflightError(failures);
-  return { changed: false, detail: 'all checks passed' };
+  const slowest = checks.map((c, i) => ({ id: c.id, ms: ms[i] ?? 0 })).sort((a, b) => b.ms - a.ms).slice(0, 3);
+  return { changed: false, detail: `all ${checks.length} checks passed (slowest: ${slowest.map((c) => `${c.id} ${(c.ms / 1000).toFixed(2)} s`).join(', ')})` };
 }
