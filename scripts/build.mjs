@@ -2,9 +2,11 @@
 // `npm run build`: compiles the TypeScript sources to dist/ with esbuild — the one file that
 // imports it. Entry points keep their paths (lib/cli.ts → dist/lib/cli.js, tasks/bootstrap.ts →
 // dist/tasks/bootstrap.js, …) so a package file's compiled twin is found by path; modules shared
-// between them go to dist/chunks/ once (one DSL instance). The small libraries every command needs
-// (zod, yaml, toml, citty, …: hundreds of module files between them) are bundled in; the large ones
-// a command loads on first use stay external, in node_modules. Records the newest source mtime in
+// between them go to dist/chunks/ once (one DSL instance). The libraries are bundled in too (zod,
+// yaml, toml, citty, the Kubernetes client, zx, listr2, the ASN.1 libraries: thousands of module files
+// between them; one chunk each loads in about half the time), those a command needs only sometimes
+// in chunks of their own, loaded on first use. Not bundled: dbus-next (optional requires), tsx and
+// esbuild (loaders and a native binary). Records the newest source mtime in
 // dist/build.json; bin/kubeception.js uses dist/ only while no source is newer.
 // Types are checked by `npm run typecheck`, not here.
 import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -62,8 +64,8 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  // Loaded lazily (lib/k8s/client.ts, lib/host/*.ts, lib/runner.ts, lib/pki/x509.ts, lib/package.ts).
-  external: ['@kubernetes/client-node', 'dbus-next', 'zx', 'listr2', 'tsx', 'tsx/*', '@peculiar/*', 'asn1js', 'esbuild'],
+  // dbus-next: lazily from lib/host/systemd.ts; tsx and esbuild: lib/package.ts, lib/site-compile.ts.
+  external: ['dbus-next', 'tsx', 'tsx/*', 'esbuild'],
   chunkNames: 'chunks/[name]-[hash]',
   // Bundled CommonJS modules require Node built-ins: give the ESM output a `require`.
   banner: { js: "import { createRequire as __kcCreateRequire } from 'node:module'; const require = __kcCreateRequire(import.meta.url);" },

@@ -51,6 +51,7 @@ function busError(what: string, err: unknown): KubeceptionError {
 /** systemd reached over the real system bus. `journal` returns a unit's last log lines for errors. */
 export class DbusSystemd implements Systemd {
   private bus?: dbus.MessageBus;
+  private Message?: typeof dbus.Message;
   private manager?: Promise<Manager>;
   /** Finished jobs by object path → result (`done`, `failed`, `timeout`, …). */
   private readonly finished = new Map<string, string>();
@@ -66,6 +67,7 @@ export class DbusSystemd implements Systemd {
         const { default: dbusNext } = await import('dbus-next');
         const bus = dbusNext.systemBus();
         this.bus = bus;
+        this.Message = dbusNext.Message;
         // A lost connection must surface as a typed error from the pending call, not crash the process.
         bus.on('error', (err: Error) => {
           this.lastError = err;
@@ -174,9 +176,11 @@ export class DbusSystemd implements Systemd {
   private async unitProperty(unit: string, iface: string, name: string): Promise<unknown> {
     const path: string = await this.call(`LoadUnit ${unit}`, (m) => m.LoadUnit!(unit));
     try {
-      const obj = await this.bus!.getProxyObject(DEST, path);
-      const props = obj.getInterface('org.freedesktop.DBus.Properties') as unknown as Record<string, DbusMethod>;
-      const v = await props.Get!(iface, name);
+      // org.freedesktop.DBus.Properties.Get as a plain method call: a proxy object would introspect
+      // the unit first (a large XML document parsed on every call — most of a re-run's D-Bus time).
+      const reply = await this.bus!.call(new this.Message!({ destination: DEST, path, interface: 'org.freedesktop.DBus.Properties', member: 'Get', signature: 'ss', body: [iface, name] }));
+      const v = reply?.body[0] as { value: unknown } | undefined;
+      if (!v) throw new Error(`no reply to Properties.Get ${iface}.${name}`);
       return typeof v.value === 'bigint' ? Number(v.value) : v.value;
     } catch (err) {
       throw busError(`${name} of ${unit}`, err);

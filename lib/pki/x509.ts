@@ -89,8 +89,18 @@ interface Libs {
   spki: (der: Uint8Array) => { convertible: Ax.SubjectPublicKeyInfo; subjectPublicKey: Uint8Array };
 }
 let libs: Promise<Libs> | undefined;
+
+/**
+ * A CommonJS package's exports from a dynamic import: the namespace itself under Node's and Deno's
+ * loaders (named exports beside `default`); only `default` in the compiled build, whose split chunks
+ * re-export a bundled CommonJS module as its default.
+ */
+function cjsExports<T>(ns: T): T {
+  const d = (ns as { default?: unknown }).default;
+  return d && typeof d === 'object' && Object.keys(ns as object).length === 1 ? (d as T) : ns;
+}
 function load(): Promise<Libs> {
-  libs ??= Promise.all([import('@peculiar/asn1-x509'), import('@peculiar/asn1-schema'), import('asn1js')]).then(([ax, schema, asn1]) => ({
+  libs ??= Promise.all([import('@peculiar/asn1-x509'), import('@peculiar/asn1-schema'), import('asn1js')]).then((mods) => [cjsExports(mods[0]), cjsExports(mods[1]), cjsExports(mods[2])] as const).then(([ax, schema, asn1]) => ({
     ax, AsnConvert: schema.AsnConvert, OctetString: schema.OctetString,
     sequenceOf: (parts) => {
       // A universal SEQUENCE whose content is the parts' bytes (asn1js's Primitive forces
@@ -377,7 +387,7 @@ export interface CsrSubject {
 export async function csrSubject(pem: string): Promise<CsrSubject> {
   const m = /-----BEGIN (?:NEW )?CERTIFICATE REQUEST-----([\s\S]+?)-----END (?:NEW )?CERTIFICATE REQUEST-----/.exec(pem);
   if (!m) throw new Error('not a PEM certificate request');
-  const [{ AsnConvert }, { CertificationRequest }] = await Promise.all([load(), import('@peculiar/asn1-csr')]);
+  const [{ AsnConvert }, { CertificationRequest }] = await Promise.all([load(), import('@peculiar/asn1-csr').then(cjsExports)]);
   const csr = AsnConvert.parse(Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'), CertificationRequest);
   const out: CsrSubject = { organizations: [] };
   for (const rdn of csr.certificationRequestInfo.subject)
