@@ -4,6 +4,7 @@
  * nothing and reports `changed: false`.
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/
  */
+import { createHash } from 'node:crypto';
 import { Agent as HttpsAgent } from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { KubeceptionError } from '../errors.ts';
@@ -60,14 +61,23 @@ function apiClient<T>(kc: k8s.KubeConfig, Api: new (config: k8s.Configuration) =
   return new Api(k8s.createConfiguration({ baseServer: new k8s.ServerConfiguration(server, {}), authMethods: { default: auth } }));
 }
 
+/** Connection pools by server and kubeconfig (steps make their own Cluster; they share connections). Process memory only. */
+const pools = new Map<string, { agent?: HttpsAgent }>();
+function poolFor(key: string): { agent?: HttpsAgent } {
+  const digest = createHash('sha256').update(key).digest('hex');
+  let pool = pools.get(digest);
+  if (!pool) pools.set(digest, (pool = {}));
+  return pool;
+}
+
 const refOf = (o: k8s.KubernetesObject) => `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
 
 /** A connection to one apiserver, from a kubeconfig's text. */
 export class Cluster {
   protected readonly api: k8s.KubernetesObjectApi;
   private readonly kc: k8s.KubeConfig;
-  /** One keep-alive connection pool for every API client of this Cluster. */
-  private readonly shared: { agent?: HttpsAgent } = {};
+  /** One keep-alive connection pool for every API client of this Cluster (and of every other Cluster with the same kubeconfig and server). */
+  private readonly shared: { agent?: HttpsAgent };
   readonly server: string;
 
   /**
@@ -88,6 +98,7 @@ export class Cluster {
     }
     this.server = kc.getCurrentCluster()?.server ?? '(none)';
     this.kc = kc;
+    this.shared = poolFor(`${this.server}\n${kubeconfig}`);
     this.api = apiClient(kc, k8s.KubernetesObjectApi, this.shared);
     // What KubernetesObjectApi.makeApiClient does after construction (protected in its types).
     (this.api as unknown as { setDefaultNamespace(kc: k8s.KubeConfig): void }).setDefaultNamespace(kc);
