@@ -65,8 +65,8 @@ function apiClient<T>(kc: k8s.KubeConfig, Api: new (config: k8s.Configuration) =
 const pools = new Map<string, { agent?: HttpsAgent }>();
 function poolFor(key: string): { agent?: HttpsAgent } {
   const digest = createHash('sha256').update(key).digest('hex');
-  let pool = pools.get(digest);
-  if (!pool) pools.set(digest, (pool = {}));
+  const pool = pools.get(digest) ?? {};
+  pools.set(digest, pool);
   return pool;
 }
 
