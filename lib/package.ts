@@ -5,8 +5,10 @@
  *
  * A package file (`tasks/bootstrap.ts`, `distros/kubic/overrides.ts`, the package's
  * `kubeception.config.ts`) is imported as its compiled twin under `dist/` when this module is
- * itself compiled. Any other TypeScript file — a site's own config or task file — needs a loader on
- * Node: tsx is registered on first use (tens of milliseconds; only then).
+ * itself compiled. Any other file — a site's own config or task file — is compiled in memory by
+ * esbuild when this module is compiled and runs on Node (lib/site-compile.ts: no loader hooks); a
+ * file esbuild cannot compile, and every file when running from the sources, goes through tsx,
+ * registered on first use.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
