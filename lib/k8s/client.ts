@@ -50,8 +50,8 @@ function apiClient<T>(kc: k8s.KubeConfig, Api: new (config: k8s.Configuration) =
     async applySecurityAuthentication(context) {
       await kc.applySecurityAuthentication(context);
       const made = context.getAgent();
-      // Only a plain HTTPS agent is replaced (a proxy agent is left as client-node made it).
-      if (!(made instanceof HttpsAgent) || made.constructor !== HttpsAgent) return;
+      // Only a plain HTTPS agent is replaced (a proxy agent, a subclass, is left as client-node made it).
+      if (made?.constructor !== HttpsAgent) return;
       shared.agent ??= new HttpsAgent({ ...(made as HttpsAgent & { options: object }).options, keepAlive: true });
       context.setAgent(shared.agent);
     },

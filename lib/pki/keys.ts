@@ -12,6 +12,7 @@ import { X509Certificate, createPrivateKey, createPublicKey, generateKeyPair, si
 import { promisify } from 'node:util';
 import type { EncryptionAlgorithm } from '../types.ts';
 import { causeLine, PkiError } from './errors.ts';
+import { BoundedMap } from '../util/bounded-map.ts';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -30,13 +31,8 @@ async function generateWithSpki(type: 'ec' | 'rsa', options: object): Promise<{ 
  * Parsed private keys by PEM text (a reconcile loads each CA key once per leaf) and SPKI bytes by
  * key: parsing PEM costs more than signing with an ECDSA key. Bounded; process memory only.
  */
-const parsedKeys = new Map<string, KeyObject>();
+const parsedKeys = new BoundedMap<string, KeyObject>();
 const spkiOf = new WeakMap<KeyObject, Buffer>();
-function remember(pem: string, key: KeyObject): KeyObject {
-  if (parsedKeys.size >= 64) parsedKeys.delete(parsedKeys.keys().next().value!);
-  parsedKeys.set(pem, key);
-  return key;
-}
 
 /** kubeadm's `encryptionAlgorithm` values; kubeception generates and signs with each. */
 export const SUPPORTED_ALGORITHMS = ['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256', 'ECDSA-P384'] as const;
@@ -70,20 +66,14 @@ export function assertSupportedAlgorithm(algorithm: EncryptionAlgorithm): assert
  */
 export async function generatePrivateKey(algorithm: EncryptionAlgorithm): Promise<string> {
   assertSupportedAlgorithm(algorithm);
-  if (algorithm.startsWith('ECDSA-')) {
-    const namedCurve = algorithm === 'ECDSA-P256' ? 'prime256v1' : 'secp384r1';
-    // The SPKI DER is encoded on the thread pool with the key (it is needed for every certificate).
-    const { privateKey, publicKey } = await generateWithSpki('ec', { namedCurve });
-    spkiOf.set(privateKey, publicKey);
-    const pem = privateKey.export({ type: 'sec1', format: 'pem' }).toString();
-    remember(pem, privateKey);
-    return pem;
-  }
-  const modulusLength = Number(algorithm.slice('RSA-'.length));
-  const { privateKey, publicKey } = await generateWithSpki('rsa', { modulusLength, publicExponent: 0x10001 });
+  const ec = algorithm.startsWith('ECDSA-');
+  // The SPKI DER is encoded on the thread pool with the key (every certificate needs it).
+  const { privateKey, publicKey } = ec
+    ? await generateWithSpki('ec', { namedCurve: algorithm === 'ECDSA-P256' ? 'prime256v1' : 'secp384r1' })
+    : await generateWithSpki('rsa', { modulusLength: Number(algorithm.slice('RSA-'.length)), publicExponent: 0x10001 });
   spkiOf.set(privateKey, publicKey);
-  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-  remember(pem, privateKey);
+  const pem = privateKey.export({ type: ec ? 'sec1' : 'pkcs1', format: 'pem' }).toString();
+  parsedKeys.remember(pem, privateKey);
   return pem;
 }
 
@@ -97,7 +87,7 @@ export async function generatePrivateKey(algorithm: EncryptionAlgorithm): Promis
 export function loadPrivateKey(pem: string, source: string, certKey = true): KeyObject {
   let key = parsedKeys.get(pem);
   try {
-    key ??= remember(pem, createPrivateKey({ key: pem, format: 'pem' }));
+    key ??= parsedKeys.remember(pem, createPrivateKey({ key: pem, format: 'pem' }));
   } catch (err) {
     throw new PkiError('pki-bad-key', {
       what: source,
@@ -202,17 +192,11 @@ export function signatureOf(key: KeyObject): SignatureAlgorithm {
 }
 
 /** OpenSSL's parsed certificates by PEM text: a reconcile checks each CA once per leaf. Bounded; process memory only. */
-const parsedCerts = new Map<string, X509Certificate>();
+const parsedCerts = new BoundedMap<string, X509Certificate>();
 
 /** OpenSSL's parse of one PEM certificate, cached by text. @throws what `new X509Certificate` throws. */
 export function opensslCert(pem: string): X509Certificate {
-  let cert = parsedCerts.get(pem);
-  if (!cert) {
-    cert = new X509Certificate(pem);
-    if (parsedCerts.size >= 64) parsedCerts.delete(parsedCerts.keys().next().value!);
-    parsedCerts.set(pem, cert);
-  }
-  return cert;
+  return parsedCerts.get(pem) ?? parsedCerts.remember(pem, new X509Certificate(pem));
 }
 
 /**

@@ -81,22 +81,21 @@ class Reader {
   }
 }
 
-/** Plans every CA at once. @returns per CA name the promise of its material (leaves await only their own CA), and the plans. */
-function planCas(specs: CaSpec[], config: ResolvedConfig, files: Reader, opts: ReconcileOptions) {
-  const cas = new Map<CaName, Promise<CaMaterial>>();
-  const planned = specs.map((spec) => {
-    const r = files.pair(spec.certPath, spec.keyPath).then((pair) => reconcileCa(spec, pair, config, opts));
-    cas.set(spec.name, r);
-    return r.then((m): Planned => ({ entry: { name: spec.name, action: m.action, reason: m.reason }, files: pairFiles(spec.certPath, m.certPem, spec.keyPath, m.keyPem) }));
-  });
+async function planCas(specs: CaSpec[], config: ResolvedConfig, files: Reader, opts: ReconcileOptions) {
+  const cas = new Map<CaName, CaMaterial>();
+  const planned = await Promise.all(
+    specs.map(async (spec): Promise<Planned> => {
+      const r = await reconcileCa(spec, await files.pair(spec.certPath, spec.keyPath), config, opts);
+      cas.set(spec.name, r);
+      return { entry: { name: spec.name, action: r.action, reason: r.reason }, files: pairFiles(spec.certPath, r.certPem, spec.keyPath, r.keyPem) };
+    }),
+  );
   return { cas, planned };
 }
 
-async function planLeaf(spec: FileLeafSpec, caMaterial: Promise<CaMaterial>, config: ResolvedConfig, files: Reader, opts: ReconcileOptions): Promise<Planned> {
+async function planLeaf(spec: FileLeafSpec, ca: CaMaterial, config: ResolvedConfig, files: Reader, opts: ReconcileOptions): Promise<Planned> {
   const { certPath, keyPath } = spec;
-  // The leaf's files are read while its CA is still being planned.
-  const [existing, ca] = await Promise.all([files.pair(certPath, keyPath), caMaterial]);
-  const r = await reconcileLeaf(spec, existing, ca, config, opts);
+  const r = await reconcileLeaf(spec, await files.pair(certPath, keyPath), ca, config, opts);
   return { entry: { name: spec.name, action: r.action, reason: r.reason }, files: pairFiles(certPath, r.certPem, keyPath, r.keyPem, spec.keyOwner) };
 }
 
@@ -140,16 +139,11 @@ export async function reconcilePki(config: ResolvedConfig, files: HostFiles, opt
   const specs = certSpecs(config);
   const reader = new Reader(files);
   const caSpecs = specs.filter((s): s is CaSpec => s.kind === 'ca');
-  const { cas, planned } = planCas(caSpecs, config, reader, opts);
-  const leaves = specs.filter((s): s is FileLeafSpec => s.kind === 'leaf').map((s) => planLeaf(s, cas.get(s.caName)!, config, reader, opts));
-  // Settle every plan before the first error is thrown, so no planning work is left running.
-  const all = await Promise.allSettled([...planned, ...leaves, planSa(config, reader)]);
-  const failed = all.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  const plans = all.map((r) => (r as PromiseFulfilledResult<Planned>).value);
-  const saPlan = plans.pop()!;
-  const caPlans = plans.slice(0, planned.length);
-  const leafPlans = plans.slice(planned.length);
+  const { cas, planned: caPlans } = await planCas(caSpecs, config, reader, opts);
+  const leafPlans = await Promise.all(
+    specs.filter((s): s is FileLeafSpec => s.kind === 'leaf').map((s) => planLeaf(s, cas.get(s.caName)!, config, reader, opts)),
+  );
+  const saPlan = await planSa(config, reader);
   const byName = new Map([...caPlans, ...leafPlans, saPlan].map((p) => [p.entry.name, p]));
   const ordered = [...specs.map((s) => byName.get(s.name)!), saPlan];
 

@@ -22,6 +22,7 @@ import type * as Schema from '@peculiar/asn1-schema';
 import type * as Ax from '@peculiar/asn1-x509';
 import { isIP, normalizeIP } from '../net/cidr.ts';
 import { causeLine, PkiError } from './errors.ts';
+import { BoundedMap } from '../util/bounded-map.ts';
 import { opensslCerts, publicKeyDer, signatureOf, type SignatureAlgorithm } from './keys.ts';
 
 /** Extended key usages kubeception issues (kubeadm's `x509.ExtKeyUsageServerAuth`/`ClientAuth`). */
@@ -160,11 +161,7 @@ interface Issuer {
 }
 
 /** A CA's subject and key identifier by certificate PEM: from the CA just created, or parsed once. Bounded. */
-const issuers = new Map<string, Omit<Issuer, 'key'>>();
-function rememberIssuer(pem: string, info: Omit<Issuer, 'key'>): void {
-  if (issuers.size >= 64) issuers.delete(issuers.keys().next().value!);
-  issuers.set(pem, info);
-}
+const issuers = new BoundedMap<string, Omit<Issuer, 'key'>>();
 
 /** The issuer fields of a CA certificate: its subject, and its subjectKeyIdentifier (or Go's method-1 id). @throws PkiError `pki-bad-cert`. */
 function issuerOf(L: Libs, caPem: string, source: string): Omit<Issuer, 'key'> {
@@ -172,9 +169,7 @@ function issuerOf(L: Libs, caPem: string, source: string): Omit<Issuer, 'key'> {
   if (hit) return hit;
   const caCert = parsed(L, caPem, `${source} (issuer)`);
   const caSki = extension(L, caCert, L.ax.id_ce_subjectKeyIdentifier, L.ax.SubjectKeyIdentifier);
-  const info = { name: caCert.tbsCertificate.subject, keyId: caSki ? Buffer.from(caSki.buffer) : keyIdentifier(caCert.tbsCertificate.subjectPublicKeyInfo.subjectPublicKey) };
-  rememberIssuer(caPem, info);
-  return info;
+  return issuers.remember(caPem, { name: caCert.tbsCertificate.subject, keyId: caSki ? Buffer.from(caSki.buffer) : keyIdentifier(caCert.tbsCertificate.subjectPublicKeyInfo.subjectPublicKey) });
 }
 
 /** Builds the TBSCertificate, signs it with the issuer's key and returns the PEM certificate. */
@@ -200,8 +195,8 @@ function issue(L: Libs, t: CertTemplate, publicKey: KeyObject, issuer: Issuer | 
     const tbsDer = new Uint8Array(AsnConvert.serialize(tbs));
     // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }
     const pem = toPem(Buffer.from(L.sequenceOf([tbsDer, new Uint8Array(AsnConvert.serialize(signature)), L.bitString(alg.sign(tbsDer))])));
-    if (issuer === 'self') rememberIssuer(pem, { name: subject, keyId: own });
-    rememberSpki(pem, publicKeyDer(publicKey));
+    if (issuer === 'self') issuers.remember(pem, { name: subject, keyId: own });
+    spkiByPem.remember(pem, publicKeyDer(publicKey));
     return pem;
   } catch (err) {
     if (err instanceof PkiError) throw err;
@@ -257,7 +252,7 @@ export async function createSignedCert(t: CertTemplate, publicKey: KeyObject, ca
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]+)-----END CERTIFICATE-----/;
 /** Parsed certificates by PEM text: reconcile reads each CA once per leaf. Bounded. */
-const cache = new Map<string, Ax.Certificate>();
+const cache = new BoundedMap<string, Ax.Certificate>();
 
 function pemBody(pem: string): Buffer {
   const b64 = PEM_CERT.exec(pem)?.[1];
@@ -278,10 +273,7 @@ function parsed({ ax, AsnConvert }: Libs, pem: string, source: string): Ax.Certi
   const hit = cache.get(pem);
   if (hit) return hit;
   try {
-    const cert = AsnConvert.parse(pemBody(pem), ax.Certificate);
-    if (cache.size >= 64) cache.delete(cache.keys().next().value!);
-    cache.set(pem, cert);
-    return cert;
+    return cache.remember(pem, AsnConvert.parse(pemBody(pem), ax.Certificate));
   } catch (err) {
     throw badCert(source, err);
   }
@@ -343,7 +335,7 @@ export function certMatchesKey(certPem: string, key: KeyObject, source = 'certif
 }
 
 /** SPKI DER by certificate PEM: a reconcile compares each CA with its key once per leaf. Bounded. */
-const spkiByPem = new Map<string, Buffer>();
+const spkiByPem = new BoundedMap<string, Buffer>();
 
 /** The certificate's SubjectPublicKeyInfo DER, read by OpenSSL. @throws PkiError `pki-bad-cert`. */
 function certSpki(pem: string, source: string): Buffer {
@@ -354,13 +346,7 @@ function certSpki(pem: string, source: string): Buffer {
   } catch (err) {
     throw badCert(source, err);
   }
-  rememberSpki(pem, der);
-  return der;
-}
-
-function rememberSpki(pem: string, der: Buffer): void {
-  if (spkiByPem.size >= 64) spkiByPem.delete(spkiByPem.keys().next().value!);
-  spkiByPem.set(pem, der);
+  return spkiByPem.remember(pem, der);
 }
 
 /**
