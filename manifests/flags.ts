@@ -87,10 +87,21 @@ const sharing = (instance: Instance): ExtraArgs => (instance === 'self-hosted' ?
  * same lease, take it over once the duration *recorded in the lease* has passed since its last
  * renewal (client-go's leaderelection reads `leaseDurationSeconds` from the record) — ≈ 8 s after the
  * hand-off instead of ≈ 17 s, during which no Deployment of the bootstrap's last steps gets a pod.
+ * They retry every 500 ms (default 2 s): their first try usually comes before the new apiserver's
+ * RBAC roles exist and is refused, and the retry is what the self-hosted apiserver's pod waits for.
  * Pinned for the bootstrap instances only; `extraArgs` may tune the self-hosted ones' election.
  */
 const election = (instance: Instance): ExtraArgs =>
-  instance === 'bootstrap' ? { 'leader-elect': 'true', 'leader-elect-lease-duration': '8s', 'leader-elect-renew-deadline': '6s', 'leader-elect-retry-period': '2s' } : { 'leader-elect': 'true' };
+  instance === 'bootstrap' ? { 'leader-elect': 'true', 'leader-elect-lease-duration': '8s', 'leader-elect-renew-deadline': '6s', 'leader-elect-retry-period': '500ms' } : { 'leader-elect': 'true' };
+
+/**
+ * Client rate limits of the bootstrap controllers (the defaults are 20 requests/s, burst 30). The
+ * bootstrap controller-manager starts its controllers one after another, each fetching its own
+ * service-account credentials (`--use-service-account-credentials`) — ≈ 150 ms each at the default
+ * limit, ≈ 6 s in all before its informers start and the DaemonSet controller creates the
+ * self-hosted apiserver's pod. The bootstrap instances live for a minute on an empty cluster.
+ */
+const bootstrapClientLimits = (instance: Instance): ExtraArgs => (instance === 'bootstrap' ? { 'kube-api-qps': '200', 'kube-api-burst': '300' } : {});
 
 /**
  * kube-apiserver's flags. The bootstrap instance runs `--endpoint-reconciler-type=none` whatever
@@ -164,7 +175,7 @@ export function controllerManagerFlags(config: ResolvedConfig, at: Locate, kubec
     'service-cluster-ip-range': config.networking.serviceSubnet,
     'use-service-account-credentials': 'true',
   };
-  const pinned: ExtraArgs = { ...election(instance), 'secure-port': String(port), ...sharing(instance) };
+  const pinned: ExtraArgs = { ...election(instance), ...bootstrapClientLimits(instance), 'secure-port': String(port), ...sharing(instance) };
   return toArgs('controllerManager', defaults, config.controllerManager.extraArgs, pinned);
 }
 
@@ -181,6 +192,6 @@ export function schedulerFlags(config: ResolvedConfig, kubeconfig: string, port:
     'bind-address': '127.0.0.1',
     kubeconfig,
   };
-  const pinned: ExtraArgs = { ...election(instance), 'secure-port': String(port), ...sharing(instance) };
+  const pinned: ExtraArgs = { ...election(instance), ...bootstrapClientLimits(instance), 'secure-port': String(port), ...sharing(instance) };
   return toArgs('scheduler', defaults, config.scheduler.extraArgs, pinned);
 }

@@ -3,10 +3,11 @@
  * phase names). Copy this file to ./tasks/bootstrap.ts on a site and edit it: the CLI prefers the
  * working directory's copy. Steps only export data; nothing runs at import time.
  *
- * preflight → certs → kubeconfig → etcd → kubelet-config → bootstrap-control-plane → kubelet-start →
+ * preflight → certs → kubeconfig → kubelet-config → bootstrap-control-plane → kubelet-start → etcd →
  * wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
- * mark-control-plane → wait-self-hosted-control-plane → addon/kube-proxy → addon/flannel → addon/coredns →
- * bootstrap-token → join-service → kubelet-pivot → remove-bootstrap-control-plane → apiserver-recovery
+ * mark-control-plane → addon/kube-proxy → addon/flannel → addon/coredns → bootstrap-token → join-service →
+ * wait-self-hosted-control-plane → wait-join-service → apiserver-recovery → kubelet-pivot →
+ * remove-bootstrap-control-plane
  */
 import { step, task } from 'kubeception/dsl';
 import {
@@ -34,6 +35,7 @@ import {
   selfHostedServing,
   startKubelet,
   waitBootstrapControlPlane,
+  waitJoinService,
   waitNodeRegistered,
   waitSelfHostedControlPlane,
   writeBootstrapControlPlane,
@@ -43,7 +45,6 @@ export default task('bootstrap', [
   step('preflight').title('preflight: host, ports, binaries, etcd data dir, PKI, DNS and pod network').run((ctx) => runPreflight(ctx, [...controlPlaneChecks(ctx), pkiPreflightCheck, ...networkChecks])),
   step('certs').needs('preflight').title('certs: reconcile the PKI').run(reconcileCerts),
   step('kubeconfig').needs('certs').title('kubeconfig: admin, controller-manager, scheduler, kubelet').run(ensureKubeconfigs),
-  step('etcd').needs('certs').title('etcd: configure, start through systemd, wait healthy').timeout(120_000).run(ensureEtcd),
   step('kubelet-config').needs('kubeconfig').title('kubelet-config: config.yaml, unit drop-in, kubeconfig target').run(ensureKubeletConfig),
   step('bootstrap-control-plane')
     .needs('certs', 'kubeconfig')
@@ -51,6 +52,9 @@ export default task('bootstrap', [
     .skipIf(selfHostedServing)
     .run(writeBootstrapControlPlane),
   step('kubelet-start').needs('kubelet-config', 'bootstrap-control-plane').title('kubelet-start: enable and start the kubelet').run(startKubelet),
+  // etcd starts while the kubelet creates the bootstrap apiserver's container (≈ 1.5 s), which
+  // connects to it once it runs.
+  step('etcd').needs('certs').title('etcd: configure, start through systemd, wait healthy').timeout(120_000).run(ensureEtcd),
   step('wait-bootstrap-control-plane')
     .needs('kubelet-start', 'etcd')
     .title('wait-bootstrap-control-plane: bootstrap kube-apiserver ready')
@@ -63,16 +67,12 @@ export default task('bootstrap', [
     .run(applySelfHostedControlPlane),
   step('wait-node-registered').needs('self-hosted-control-plane').title('wait-node-registered: the kubelet registered the Node').run(waitNodeRegistered),
   step('mark-control-plane').needs('wait-node-registered').title('mark-control-plane: label and taint the Node').run(markControlPlane),
-  step('wait-self-hosted-control-plane')
-    .needs('mark-control-plane')
-    .title('wait-self-hosted-control-plane: self-hosted kube-apiserver ready 10 times in a row')
-    .skipIf(nothingToHandOver)
-    .run(waitSelfHostedControlPlane),
-  // The addons and the join service go in while the bootstrap controllers still lead: their pods
-  // are created and scheduled at once, instead of after the self-hosted controller-manager has
-  // waited out the bootstrap one's lease (≈ 10 s after the hand-off). They talk to the self-hosted
-  // apiserver, which is serving by now.
-  step('addon/kube-proxy').needs('wait-self-hosted-control-plane').title('addon/kube-proxy: the kube-proxy DaemonSet').skipIf(disabledEarlier('kube-proxy')).run(applyKubeProxy),
+  // The addons and the join service go in through the bootstrap apiserver while the self-hosted
+  // one starts (both store in the same etcd), and while the bootstrap controllers still lead: their
+  // pods are created and scheduled at once, alongside the self-hosted apiserver's, instead of after
+  // its stability check, or after the self-hosted controller-manager has waited out the bootstrap
+  // one's lease (≈ 8 s after the hand-off).
+  step('addon/kube-proxy').needs('mark-control-plane').title('addon/kube-proxy: the kube-proxy DaemonSet').skipIf(disabledEarlier('kube-proxy')).run(applyKubeProxy),
   step('addon/flannel').needs('addon/kube-proxy').title('addon/flannel: the pod network (flannel DaemonSet)').skipIf(disabledEarlier('flannel')).run(applyFlannel),
   step('addon/coredns').needs('addon/flannel').title('addon/coredns: CoreDNS and the kube-dns Service').skipIf(disabledEarlier('coredns')).run(applyCoreDNS),
   step('bootstrap-token')
@@ -81,15 +81,28 @@ export default task('bootstrap', [
     .skipIf(noPodNetwork)
     .run(ensureBootstrapToken),
   step('join-service').needs('bootstrap-token').title('join-service: kubeception in kube-system on NodePort 30000').skipIf(noPodNetwork).run(ensureJoinService),
-  step('kubelet-pivot').needs('wait-self-hosted-control-plane', 'join-service').title('kubelet-pivot: point the kubelet at the self-hosted apiserver').run(pivotKubelet),
+  step('wait-self-hosted-control-plane')
+    .needs('mark-control-plane')
+    .title('wait-self-hosted-control-plane: self-hosted kube-apiserver ready 10 times in a row')
+    .skipIf(nothingToHandOver)
+    .run(waitSelfHostedControlPlane),
+  step('wait-join-service')
+    .needs('join-service', 'wait-self-hosted-control-plane')
+    .title('wait-join-service: the join service and CSR approver available')
+    .skipIf(noPodNetwork)
+    .run(waitJoinService),
+  // The last-known-good copy and its watcher are in place before the kubelet leaves the bootstrap
+  // apiserver (the watcher idles while bootstrap manifests exist), and the self-hosted pod is Ready
+  // now; after the kubelet restart its Ready condition is re-established, which takes seconds.
+  step('apiserver-recovery')
+    .needs('wait-self-hosted-control-plane')
+    .title('apiserver-recovery: last-known-good kube-apiserver static pod and its watcher unit')
+    .timeout(180_000)
+    .run(ensureRecovery),
+  step('kubelet-pivot').needs('wait-join-service', 'apiserver-recovery').title('kubelet-pivot: point the kubelet at the self-hosted apiserver').run(pivotKubelet),
   step('remove-bootstrap-control-plane')
     .needs('kubelet-pivot')
     .title('remove-bootstrap-control-plane: delete the bootstrap static pods')
     .skipIf(selfHostedServing)
     .run(removeBootstrapControlPlane),
-  step('apiserver-recovery')
-    .needs('remove-bootstrap-control-plane')
-    .title('apiserver-recovery: last-known-good kube-apiserver static pod and its watcher unit')
-    .timeout(180_000)
-    .run(ensureRecovery),
 ]);

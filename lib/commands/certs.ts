@@ -14,7 +14,7 @@ import { cluster, probeApiserver } from '../k8s/apiserver.ts';
 import { expiryReport, type ExpiryEntry, type ExpiryReport } from '../pki/expiry.ts';
 import { renewHostCertificates, selectNames } from '../pki/renew.ts';
 import { applyComponentByComponent, selfHostedManifests } from '../steps/self-hosted.ts';
-import { ensureJoinService } from '../steps/join-service.ts';
+import { ensureJoinService, waitJoinService } from '../steps/join-service.ts';
 import { renderRecoveryManifest } from '../steps/recovery.ts';
 import { rollAndWait } from '../k8s/rollout.ts';
 import { makeContext, realBackends } from '../runtime.ts';
@@ -109,7 +109,10 @@ export async function certsCommand(sub: string | undefined, name: string | undef
     const api = await cluster(ctx, 'final');
     // The join service first: applying the self-hosted Secrets starts the kube-apiserver roll, during
     // which requests may land on a surge instance that is still starting.
-    if (renewed.includes('kubeception-join') || renewed.includes('apiserver')) await ensureJoinService(ctx);
+    if (renewed.includes('kubeception-join') || renewed.includes('apiserver')) {
+      await ensureJoinService(ctx);
+      await waitJoinService(ctx);
+    }
     const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx, api), { force: true });
     io.stdout(`updated: ${changed.filter((r) => r.startsWith('Secret')).join(', ') || 'no Secret changed'}\n`);
     // The join service reads its renewed serving certificate at start.

@@ -11,6 +11,18 @@ import { KubeceptionError, UnitError } from '../errors.ts';
 /** A unit's `ActiveState`: `active`, `inactive`, `failed`, `activating`, `deactivating`, `reloading`. */
 export type ActiveState = string;
 
+/** How {@link Systemd.start} runs and watches a start. */
+export interface StartOptions {
+  /** RestartUnit instead of StartUnit. */
+  restart?: boolean;
+  /** Milliseconds the job may take (default 90 000). */
+  timeoutMs?: number;
+  /** Milliseconds the started unit is watched for a crash loop (default 1 500; 0 for `Type=notify`). */
+  settleMs?: number;
+  /** The service is past its start-up checks; ends the watch early (never throws). */
+  ready?: () => Promise<boolean>;
+}
+
 /** What kubeception asks of systemd. */
 export interface Systemd {
   /** `systemctl daemon-reload`. */
@@ -20,7 +32,7 @@ export interface Systemd {
   /** `systemctl disable UNIT…`; returns true if a symlink changed. Optional for test doubles. */
   disable?(units: string[]): Promise<boolean>;
   /** Starts (`mode` `start`) or restarts a unit and waits for its job. @throws UnitError if the job fails. */
-  start(unit: string, opts?: { restart?: boolean; timeoutMs?: number }): Promise<void>;
+  start(unit: string, opts?: StartOptions): Promise<void>;
   /** Stops a unit and waits for its job. */
   stop(unit: string, opts?: { timeoutMs?: number }): Promise<void>;
   /** The unit's `ActiveState`. */
@@ -142,8 +154,11 @@ export class DbusSystemd implements Systemd {
    * whose job ends only when it reports ready): it must be `active` and must
    * not have restarted. A unit that exits at once and is restarted by systemd (`activating
    * (auto-restart)`, a crash loop) fails here with its journal, instead of counting as started.
+   * `ready` ends the watch early: once it resolves true while the unit is active and has not
+   * restarted, the service is past its start-up checks (the kubelet's `/healthz` answers only after
+   * its configuration, runtime and certificates were accepted). It is asked every 100 ms.
    */
-  async start(unit: string, opts: { restart?: boolean; timeoutMs?: number; settleMs?: number } = {}): Promise<void> {
+  async start(unit: string, opts: StartOptions = {}): Promise<void> {
     const method = opts.restart ? 'RestartUnit' : 'StartUnit';
     await this.runJob(unit, method, opts.timeoutMs ?? 90_000);
     const restarts0 = Number(await this.unitProperty(unit, 'org.freedesktop.systemd1.Service', 'NRestarts').catch(() => 0));
@@ -157,9 +172,9 @@ export class DbusSystemd implements Systemd {
       const looping = sub === 'auto-restart' || restarts > restarts0;
       if (looping || (state !== 'active' && state !== 'activating'))
         throw new UnitError(unit, `the unit is ${state} (${sub}) after ${method}${looping ? ': its process exits and systemd restarts it (crash loop)' : ''}`, await this.journal(unit));
-      if (Date.now() >= deadline && state === 'active') return;
+      if (state === 'active' && (Date.now() >= deadline || (opts.ready && (await opts.ready())))) return;
       if (Date.now() >= deadline + 60_000) throw new UnitError(unit, `the unit is still ${state} (${sub}) a minute after ${method}`, await this.journal(unit));
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, opts.ready ? 100 : 250));
     }
   }
 

@@ -1,7 +1,9 @@
 /**
  * One HTTPS GET with client-certificate auth, for health endpoints (etcd `/health`, kube-apiserver
- * `/readyz`). The TLS material is never logged.
+ * `/readyz`), and one plain-HTTP GET for the kubelet's loopback `/healthz`. The TLS material is
+ * never logged.
  */
+import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
 
 /** PEM material for a TLS client. */
@@ -29,5 +31,21 @@ export function probeHttps(target: string, tls: TlsClient, timeoutMs = 3_000, bo
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', (err) => resolve({ error: err.message }));
     req.end(body);
+  });
+}
+
+/**
+ * True if `target` (an http URL; the kubelet's `http://127.0.0.1:10248/healthz`) answers 200 within
+ * `timeoutMs` (default 500). Never throws: a refused connection or a timeout is false.
+ */
+export function httpOk(target: string, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = httpRequest(new URL(target), { timeout: timeoutMs }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve(false));
+    req.end();
   });
 }

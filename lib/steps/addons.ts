@@ -1,6 +1,7 @@
 /**
  * The addon steps of the bootstrap, kubeadm's `addon/coredns` and `addon/kube-proxy` phases plus the
- * pod network (`addon/flannel`): each applies its objects through the final apiserver with
+ * pod network (`addon/flannel`): each applies its objects through the active apiserver (the
+ * bootstrap one while it runs: they go in while the self-hosted one starts) with
  * server-side apply under kubeception's field manager, so a re-run changes nothing and an operator's
  * edits to fields kubeception does not set survive.
  *
@@ -16,6 +17,7 @@ import { coreDNSObjects, COREDNS_REPLICAS } from '../../manifests/addons/coredns
 import { flannelObjects } from '../../manifests/addons/flannel.ts';
 import { MANAGED_BY, NAMESPACE } from '../../manifests/common.ts';
 import { cluster } from '../k8s/apiserver.ts';
+import { activeApiserver } from './control-plane.ts';
 import { networkConditions } from './join-network.ts';
 import type { Cluster, KubernetesObject, V1Deployment, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
@@ -53,13 +55,13 @@ async function recordDisabled(api: Cluster, addon: Addon, why: string): Promise<
 export function disabledEarlier(addon: Addon) {
   return async (ctx: Context): Promise<string | false> => {
     if (disabledByConfig(ctx.config, addon)) return false;
-    const why = (await disabledAddons(await cluster(ctx, 'final')))[addon];
+    const why = (await disabledAddons(await cluster(ctx, await activeApiserver(ctx))))[addon];
     return why === undefined ? false : `${addon} was disabled (${why}) and is never re-applied; to install it, delete the key "${addon}" from ConfigMap kube-system/${ADDONS_CONFIGMAP}`;
   };
 }
 
 async function applyAddon(ctx: Context, addon: Addon, objects: (api: Cluster) => Promise<KubernetesObject[]>): Promise<StepOutcome> {
-  const api = await cluster(ctx, 'final');
+  const api = await cluster(ctx, await activeApiserver(ctx));
   const off = disabledByConfig(ctx.config, addon);
   if (off) {
     const wrote = await recordDisabled(api, addon, off);
@@ -98,7 +100,7 @@ export async function applyCoreDNS(ctx: Context): Promise<StepOutcome> {
  * loaded) and no `NetworkUnavailable=True` condition is set (flannel sets it False when its routes are up).
  */
 export async function podNetworkReady(ctx: Context): Promise<boolean> {
-  const c = networkConditions(await (await cluster(ctx, 'final')).read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }));
+  const c = networkConditions(await (await cluster(ctx, await activeApiserver(ctx))).read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }));
   return c.ready === 'True' && c.networkUnavailable !== 'True';
 }
 
@@ -109,7 +111,7 @@ export async function podNetworkReady(ctx: Context): Promise<boolean> {
  */
 export async function noPodNetwork(ctx: Context): Promise<string | false> {
   if (await podNetworkReady(ctx)) return false;
-  const off = disabledByConfig(ctx.config, 'flannel') || (await disabledAddons(await cluster(ctx, 'final'))).flannel;
+  const off = disabledByConfig(ctx.config, 'flannel') || (await disabledAddons(await cluster(ctx, await activeApiserver(ctx)))).flannel;
   if (!off) return false;
   return `no pod network on this node yet (flannel is disabled: ${off}): install a network plugin, then re-run bootstrap to start the join service`;
 }

@@ -44,8 +44,13 @@ export async function nothingToHandOver(ctx: Context): Promise<string | false> {
   return (await selfHostedServing(ctx)) ? 'no hand-off in this run: the kubelet already uses the serving self-hosted kube-apiserver' : false;
 }
 
-/** The apiserver to talk to during this run: the bootstrap one while its manifests exist, else the final one. */
-async function activeApiserver(ctx: Context): Promise<Which> {
+/**
+ * The apiserver to talk to during this run: the bootstrap one while its manifests exist and it
+ * answers, else the final one. Both store in the same etcd, so an object applied through either is
+ * the same object; the steps before the stability check use this one (the self-hosted apiserver may
+ * still be starting), the steps after it the final one.
+ */
+export async function activeApiserver(ctx: Pick<Context, 'files' | 'config'>): Promise<Which> {
   return (await bootstrapManifestsPresent(ctx)).length > 0 && (await probeApiserver(ctx, 'bootstrap')) === undefined ? 'bootstrap' : 'final';
 }
 
@@ -151,11 +156,12 @@ export async function markControlPlane(ctx: Context): Promise<StepOutcome> {
 
 /**
  * `wait-self-hosted-control-plane`: the final apiserver answers /readyz 10 times in a row (the seed's
- * stability check), 200 ms apart: a crash-looping pod breaks a streak within its ~2 s.
+ * stability check), 100 ms apart: an apiserver that stops serving breaks the streak. The step after
+ * it (`apiserver-recovery`) also waits for the pod's Ready condition, the kubelet's own probes.
  */
 export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: false, detail: 'would wait for the self-hosted kube-apiserver /readyz, 10 in a row' };
-  const probes = await waitApiserver(ctx, 'final', { timeoutMs: 300_000, intervalMs: 200, inARow: 10 });
+  const probes = await waitApiserver(ctx, 'final', { timeoutMs: 300_000, intervalMs: 100, inARow: 10 });
   return { changed: false, detail: `stable after ${probes} probe(s)` };
 }
 

@@ -2,10 +2,12 @@
  * The control plane's side of joining, kubeadm's `bootstrap-token` phase plus kubeception's join
  * service: the `bootstrap-token` step (TLS-bootstrap RBAC, the kube-public cluster-info ConfigMap
  * the bootstrapsigner signs, a valid bootstrap token and the public token index) and the
- * `join-service` step (the discovery service behind NodePort 30000 and the CSR approver).
+ * `join-service` step (the discovery service behind NodePort 30000 and the CSR approver), then
+ * `wait-join-service` (both Deployments available).
  *
  * Host effects: `<certificatesDir>/kubeception-join.crt` (0644) and `.key` (0600), the transport
- * certificate (not from the cluster CA); objects applied through the final apiserver.
+ * certificate (not from the cluster CA); objects applied through the active apiserver (the bootstrap
+ * one while it runs: they go in while the self-hosted one starts; see `activeApiserver`).
  */
 import { join } from 'node:path';
 import { pollUntil } from '../util/poll.ts';
@@ -24,6 +26,7 @@ import { csrApproverObjects, CSR_APPROVER_NAME } from '../../manifests/csr-appro
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import { crashPoint } from '../crash.ts';
+import { activeApiserver } from './control-plane.ts';
 
 /** Lifetime of the token bootstrap creates; a token with less than `MIN_LEFT_MS` left is replaced. */
 const TOKEN_TTL_MS = 24 * 3_600_000;
@@ -31,7 +34,7 @@ const MIN_LEFT_MS = 3_600_000;
 
 /** `bootstrap-token`: RBAC, cluster-info, a bootstrap token valid for at least an hour, the token index. */
 export async function ensureBootstrapToken(ctx: Context): Promise<StepOutcome> {
-  const api = await cluster(ctx, 'final');
+  const api = await cluster(ctx, await activeApiserver(ctx));
   const caPem = await ctx.files.read(join(ctx.config.certificatesDir, 'ca.crt'));
   const changed = await api.apply([...bootstrapTokenRbac(), clusterInfoConfigMap(controlPlaneUrl(ctx.config), caPem ?? '')]);
   for (const name of REMOVED_BOOTSTRAP_BINDINGS)
@@ -53,7 +56,10 @@ export async function ensureBootstrapToken(ctx: Context): Promise<StepOutcome> {
   return { changed: created || changed.length > 0 || removed.length > 0, detail: created ? `token ${token.slice(0, 6)} created (24h)` : `token ${usable!.id} still valid` };
 }
 
-/** `join-service`: the transport certificate, the join service and CSR approver objects, both available. */
+/**
+ * `join-service`: the transport certificate, the join service and CSR approver objects. It does not
+ * wait for their pods (their first try needs the self-hosted apiserver): `wait-join-service` does.
+ */
 export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
   const { config, files } = ctx;
   const certPath = join(config.certificatesDir, 'kubeception-join.crt');
@@ -61,19 +67,28 @@ export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
   const [caPem, certPem, keyPem] = await Promise.all([join(config.certificatesDir, 'ca.crt'), certPath, keyPath].map((p) => files.read(p)));
   const tls = await reconcileTransportCert({ certPem, keyPem }, caPem ?? '');
   const wrote = [await files.write(keyPath, tls.keyPem, { mode: 0o600 }), await files.write(certPath, tls.certPem, { mode: 0o644 })].some(Boolean);
-  const api = await cluster(ctx, 'final');
+  const api = await cluster(ctx, await activeApiserver(ctx));
   const changed = await api.apply([...joinServiceObjects(config, { image: config.joinService.image, tls: { certPem: tls.certPem, keyPem: tls.keyPem } }), ...csrApproverObjects(config.joinService.image, config.localAPIEndpoint.bindPort)]);
   for (const kind of ['RoleBinding', 'Role'])
     if (await api.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name: LEGACY_TOKEN_READER_ROLE, namespace: 'kube-system' } })) changed.push(`deleted ${kind}/${LEGACY_TOKEN_READER_ROLE}`);
   for (const ref of changed) ctx.log.info(`applied ${ref}`);
   crashPoint('objects-applied');
+  return { changed: wrote || changed.length > 0, detail: `${changed.length} object(s) changed` };
+}
+
+/**
+ * `wait-join-service`: the join service and the CSR approver each have an available replica.
+ * @throws KubeceptionError `join-service-image` at once if a pod cannot get its image;
+ *   TimeoutError `join-service-unavailable` after 180 s.
+ */
+export async function waitJoinService(ctx: Context): Promise<StepOutcome> {
   await Promise.all([JOIN_SERVICE_NAME, CSR_APPROVER_NAME].map((name) => waitDeploymentAvailable(ctx, name, 180_000)));
-  return { changed: wrote || changed.length > 0, detail: `${changed.length} object(s) changed; serving on NodePort 30000; CSR approver running` };
+  return { changed: false, detail: 'serving on NodePort 30000; CSR approver running' };
 }
 
 async function waitDeploymentAvailable(ctx: Context, name: string, timeoutMs: number): Promise<void> {
   if (ctx.dryRun) return;
-  const api = await cluster(ctx, 'final');
+  const api = await cluster(ctx, await activeApiserver(ctx));
   const available = await pollUntil(async () => {
     const d = await api.read<{ status?: { availableReplicas?: number } } & KubernetesObject>({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'kube-system' } });
     if ((d?.status?.availableReplicas ?? 0) > 0) return true;
@@ -86,7 +101,7 @@ async function waitDeploymentAvailable(ctx: Context, name: string, timeoutMs: nu
         fix: 'build the image from Containerfile and make it available to the control-plane node (push it to a registry it can pull from, or import it into containerd), or set joinService.image',
       });
     return undefined;
-  }, { timeoutMs, signal: ctx.signal });
+  }, { timeoutMs, intervalMs: 250, signal: ctx.signal });
   if (available) return;
   throw new TimeoutError('join-service-unavailable', {
     what: `Deployment kube-system/${name}`,

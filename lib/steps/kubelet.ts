@@ -19,6 +19,7 @@ import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { ResolvedConfig } from '../types.ts';
 import { crashPoint } from '../crash.ts';
+import { httpOk } from '../net/probe.ts';
 import { kubeletCgroupDriver } from '../host/cgroup-driver.ts';
 import { clearPending, isPending, writeThenPending, type PendingAction } from '../host/pending.ts';
 
@@ -89,9 +90,29 @@ export async function kubeletRestartPending(ctx: Context): Promise<boolean> {
   return ctx.state.kubeletRestart === true || (await isPending(ctx, kubeletRestart(ctx)));
 }
 
-/** Restarts (or starts) the kubelet and clears the pending restart. */
+/**
+ * The kubelet's plain-HTTP `/healthz`: `healthzBindAddress`:`healthzPort` of its configuration
+ * (127.0.0.1:10248 unless `kubelet.extraConfig` moves them; a wildcard address is asked on loopback).
+ * @returns undefined if the endpoint is turned off (`healthzPort: 0`).
+ */
+export function kubeletHealthzUrl(config: ResolvedConfig): string | undefined {
+  const extra = config.kubelet.extraConfig ?? {};
+  const port = Number(extra.healthzPort ?? 10248);
+  if (!port) return undefined;
+  const bind = String(extra.healthzBindAddress ?? '127.0.0.1');
+  const host = bind === '0.0.0.0' || bind === '' ? '127.0.0.1' : bind === '::' ? '::1' : bind;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}/healthz`;
+}
+
+/**
+ * Restarts (or starts) the kubelet and clears the pending restart. The start counts once the new
+ * kubelet's `/healthz` answers (it serves only after its configuration, the container runtime and
+ * its certificates were accepted), at the latest after systemd's 1.5 s crash-loop watch — a
+ * kubelet still waiting for its TLS-bootstrap certificate answers later than that.
+ */
 export async function restartKubelet(ctx: Context, opts: { restart: boolean }): Promise<void> {
-  await ctx.systemd.start(ctx.config.distro.units.kubelet, opts);
+  const healthz = kubeletHealthzUrl(ctx.config);
+  await ctx.systemd.start(ctx.config.distro.units.kubelet, { ...opts, ...(healthz && { ready: () => httpOk(healthz) }) });
   ctx.state.kubeletRestart = false;
   await clearPending(ctx, kubeletRestart(ctx));
 }

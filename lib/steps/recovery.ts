@@ -81,7 +81,7 @@ async function rolledOutDaemonSet(ctx: Context, api: Cluster, timeoutMs: number)
     return (await servedHere(ctx, api, ds)) ? ds : undefined;
   };
   // plan/--dry-run: one look, no wait (offline, the read finds nothing).
-  return ctx.dryRun ? look() : pollUntil(look, { timeoutMs, intervalMs: 2_000, signal: ctx.signal });
+  return ctx.dryRun ? look() : pollUntil(look, { timeoutMs, intervalMs: 250, signal: ctx.signal });
 }
 
 /** See {@link rolledOutDaemonSet}: this node's one pod of the current template is Ready and this node's apiserver answers. */
@@ -146,14 +146,18 @@ export async function installRecoveryWatcher(ctx: Context): Promise<string[]> {
   // The boot cleanup is for the next boot only: this one's containers are the live cluster's.
   await ctx.files.write(RECOVERY_BOOT_FLAG, '', { mode: 0o644 });
   const unit = recoveryWatcherUnit({ script: p.script, after: [config.distro.units.containerRuntime], before: [config.distro.units.kubelet] });
-  if (await ctx.files.write(p.unit, unit, { mode: 0o644 })) {
-    changed.push(p.unit);
-    await ctx.systemd.reload();
-  }
-  if (await ctx.systemd.enable([RECOVERY_UNIT])) changed.push(`${RECOVERY_UNIT} enabled`);
+  const unitWritten = await ctx.files.write(p.unit, unit, { mode: 0o644 });
+  if (unitWritten) changed.push(p.unit);
+  // Enabling reads the unit file from disk and reloads systemd when it changes a link: one reload
+  // covers both on a first run.
+  const enabled = await ctx.systemd.enable([RECOVERY_UNIT]);
+  if (enabled) changed.push(`${RECOVERY_UNIT} enabled`);
+  else if (unitWritten) await ctx.systemd.reload();
   const active = (await ctx.systemd.activeState(RECOVERY_UNIT)) === 'active';
   if (!active || changed.length) {
-    await ctx.systemd.start(RECOVERY_UNIT, { restart: active });
+    // Its own short script: a broken one exits within milliseconds of starting, so 300 ms of
+    // crash-loop watch (instead of 1.5 s) is enough to see it.
+    await ctx.systemd.start(RECOVERY_UNIT, { restart: active, settleMs: 300 });
     changed.push(`${RECOVERY_UNIT} ${active ? 'restarted' : 'started'}`);
   }
   return changed;

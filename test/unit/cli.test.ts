@@ -14,11 +14,13 @@ test('plan bootstrap: ordered steps with their needs', async () => {
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.split('\n').filter((l) => /^\s*\d+\. /.test(l));
   const ids = lines.map((l) => l.trim().split(/\s+/)[1]);
-  assert.deepEqual(ids.slice(0, 4), ['preflight', 'certs', 'kubeconfig', 'etcd']);
-  assert.equal(ids.at(-1), 'apiserver-recovery');
-  assert.ok(ids.indexOf('join-service') < ids.indexOf('kubelet-pivot'), 'the join service goes in before the pivot');
+  assert.deepEqual(ids.slice(0, 3), ['preflight', 'certs', 'kubeconfig']);
+  assert.ok(ids.indexOf('kubelet-start') < ids.indexOf('etcd'), 'etcd starts while the kubelet creates the bootstrap pods');
+  assert.equal(ids.at(-1), 'remove-bootstrap-control-plane');
+  assert.ok(ids.indexOf('join-service') < ids.indexOf('wait-self-hosted-control-plane'), 'the join service goes in while the self-hosted apiserver starts');
+  assert.ok(ids.indexOf('apiserver-recovery') < ids.indexOf('kubelet-pivot'), 'the recovery copy is in place before the pivot');
   assert.match(lines[1]!, /needs: preflight/);
-  assert.match(lines[3]!, /needs: certs/);
+  assert.match(lines[ids.indexOf('etcd')]!, /needs: certs$|needs: certs\s/);
 });
 
 test('plan --output json: one parseable event naming every step', async () => {

@@ -123,10 +123,18 @@ describe('bootstrapStaticPods', () => {
     assert.deepEqual([f.get('secure-port'), f.get('bind-address'), f.get('leader-elect')], ['10359', '127.0.0.1', 'true']);
   });
 
-  it('the bootstrap controllers hold their leases for 8 s (renew 6 s, retry 2 s), so the self-hosted ones take over soon after the hand-off', () => {
+  it('the bootstrap controllers hold their leases for 8 s (renew 6 s, retry 500 ms), so the self-hosted ones take over soon after the hand-off', () => {
     for (const c of ['kube-controller-manager', 'kube-scheduler']) {
       const f = flags(c);
-      assert.deepEqual(['leader-elect-lease-duration', 'leader-elect-renew-deadline', 'leader-elect-retry-period'].map((n) => f.get(n)), ['8s', '6s', '2s'], c);
+      assert.deepEqual(['leader-elect-lease-duration', 'leader-elect-renew-deadline', 'leader-elect-retry-period'].map((n) => f.get(n)), ['8s', '6s', '500ms'], c);
+    }
+  });
+
+  it('the bootstrap controllers run with raised client limits (200/s, burst 300); extraArgs cannot lower them there', () => {
+    const slow = sampleConfig({ controllerManager: { extraArgs: { 'kube-api-qps': '5' } }, scheduler: { extraArgs: { 'kube-api-qps': '5' } } });
+    for (const c of ['kube-controller-manager', 'kube-scheduler']) {
+      assert.deepEqual([flags(c).get('kube-api-qps'), flags(c).get('kube-api-burst')], ['200', '300'], c);
+      assert.equal(flags(c, slow).get('kube-api-qps'), '200', c);
     }
   });
 
