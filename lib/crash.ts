@@ -31,7 +31,7 @@ export const MID_POINTS: Record<string, Record<string, readonly string[]>> = {
     'kubelet-config': ['config-written', 'drop-in-written', 'kubeconfig-written'],
     'bootstrap-control-plane': ['first-manifest-written'],
     'self-hosted-control-plane': ['partly-applied'],
-    'kubelet-pivot': ['kubeconfig-written', 'kubelet-restarted'],
+    'kubelet-pivot': ['kubeconfig-written', 'manifest-removed', 'kubelet-restarted'],
     'remove-bootstrap-control-plane': ['manifest-removed'],
     'join-service': ['objects-applied'],
   },

@@ -102,7 +102,6 @@ export default task('bootstrap', [
   step('kubelet-pivot').needs('wait-join-service', 'apiserver-recovery').title('kubelet-pivot: point the kubelet at the self-hosted apiserver').run(pivotKubelet),
   step('remove-bootstrap-control-plane')
     .needs('kubelet-pivot')
-    .title('remove-bootstrap-control-plane: delete the bootstrap static pods')
-    .skipIf(selfHostedServing)
+    .title('remove-bootstrap-control-plane: no bootstrap static pods left; the kubernetes Service on the final port')
     .run(removeBootstrapControlPlane),
 ]);

@@ -169,19 +169,38 @@ export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutc
  * `kubelet-pivot`: points the kubelet at the final apiserver and restarts it if that changed — in
  * this run or in a killed earlier one (the pending restart is persisted before the kubeconfig write,
  * so "the file already names the final apiserver" never hides a kubelet still on the bootstrap one).
+ *
+ * The bootstrap static pod manifests are removed between the kubeconfig write and the restart: the
+ * restarted kubelet then never starts syncing the bootstrap pods, and stops their containers as
+ * orphans. Removed right after a restart instead, while the new kubelet's workers for those pods
+ * still wait to mount their volumes, the kubelet kept the bootstrap control plane running for about
+ * two minutes (seen on the bed: the workers' 2-minute volume wait had to time out first). A power
+ * cut after the removal boots a kubelet that already names the final apiserver.
  */
 export async function pivotKubelet(ctx: Context): Promise<StepOutcome> {
   const onFinal = (await kubeletTarget(ctx)) === 'final';
   if (onFinal && !(await kubeletRestartPending(ctx))) {
     crashPoint('kubeconfig-written');
+    crashPoint('manifest-removed');
     crashPoint('kubelet-restarted');
     return { changed: false, detail: 'kubelet already on the final apiserver' };
   }
   await pointKubelet(ctx, 'final');
   crashPoint('kubeconfig-written');
+  const removed = await removeBootstrapManifests(ctx);
   await restartKubelet(ctx, { restart: true });
   crashPoint('kubelet-restarted');
-  return { changed: true, detail: 'kubelet now uses the final apiserver' };
+  return { changed: true, detail: `kubelet now uses the final apiserver${removed.length ? `; removed ${removed.join(', ')}` : ''}` };
+}
+
+/** Deletes the bootstrap static pod manifests. @returns the file names removed. */
+async function removeBootstrapManifests(ctx: Context): Promise<string[]> {
+  const files = await bootstrapManifestsPresent(ctx);
+  for (const f of files) {
+    await ctx.files.remove(join(ctx.config.distro.paths.staticPodPath, f));
+    crashPoint('manifest-removed');
+  }
+  return files;
 }
 
 /**
@@ -200,13 +219,13 @@ async function fixKubernetesService(ctx: Context): Promise<boolean> {
   return true;
 }
 
-/** `remove-bootstrap-control-plane`: deletes the bootstrap static pod manifests; fixes the `kubernetes` Service's targetPort. */
+/**
+ * `remove-bootstrap-control-plane`: deletes any bootstrap static pod manifest still there (a first
+ * run's `kubelet-pivot` removed them; this finds those of a killed or older run); fixes the
+ * `kubernetes` Service's targetPort.
+ */
 export async function removeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
-  const files = await bootstrapManifestsPresent(ctx);
-  for (const f of files) {
-    await ctx.files.remove(join(ctx.config.distro.paths.staticPodPath, f));
-    crashPoint('manifest-removed');
-  }
+  const files = await removeBootstrapManifests(ctx);
   if (!files.length) crashPoint('manifest-removed');
   const fixed = await fixKubernetesService(ctx);
   const detail = [files.length ? `removed ${files.join(', ')}` : 'no bootstrap manifests', ...(fixed ? [`Service kubernetes targetPort → ${ctx.config.localAPIEndpoint.bindPort}`] : [])];
