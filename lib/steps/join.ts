@@ -18,7 +18,7 @@ import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { discover as discoverClusterInfo } from '../join/client.ts';
 import { checkNodeName } from '../join/node-name.ts';
 import { TOKEN_RE } from '../join/token.ts';
-import { bootstrapKubeletKubeconfig, writeKubeletFiles } from './kubelet.ts';
+import { bootstrapKubeletKubeconfig, restartKubelet, writeKubeletFiles } from './kubelet.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Check } from './preflight.ts';
 import type { Context } from '../context.ts';
@@ -117,9 +117,13 @@ export async function writeWorkerKubelet(ctx: Context): Promise<StepOutcome> {
  */
 export async function waitKubeletBootstrap(ctx: Context): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: (await ctx.files.exists(bootstrapKubeletKubeconfig(ctx.config))) && (await ctx.files.remove(bootstrapKubeletKubeconfig(ctx.config))), detail: 'would wait for the kubelet client certificate, then remove the bootstrap kubeconfig' };
-  if (await pollUntil(async () => (await alreadyJoined(ctx)) || undefined, { timeoutMs: 180_000, signal: ctx.signal })) {
+  if (await pollUntil(async () => (await alreadyJoined(ctx)) || undefined, { timeoutMs: 180_000, intervalMs: 200, signal: ctx.signal })) {
     const removed = await ctx.files.remove(bootstrapKubeletKubeconfig(ctx.config));
-    return { changed: removed, detail: `kubelet client certificate issued${removed ? '; bootstrap kubeconfig removed' : ''}` };
+    // A kubelet that bootstrapped in the background ran as system:anonymous until now: it notices
+    // its certificate at its next 10-second check, and its informers are in back-off from the
+    // refused lists. Restarted with the certificate, it registers the Node and lists at once.
+    if (removed) await restartKubelet(ctx, { restart: true });
+    return { changed: removed, detail: `kubelet client certificate issued${removed ? '; bootstrap kubeconfig removed; kubelet restarted with its certificate' : ''}` };
   }
   throw new TimeoutError('join-tls-bootstrap', {
     what: `kubelet on ${ctx.config.nodeName}`,
