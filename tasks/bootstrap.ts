@@ -5,8 +5,8 @@
  *
  * preflight → certs → kubeconfig → kubelet-config → bootstrap-control-plane → kubelet-start → etcd →
  * wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
- * mark-control-plane → addon/kube-proxy → addon/flannel → addon/coredns → bootstrap-token → join-service →
- * wait-self-hosted-control-plane → wait-join-service → apiserver-recovery → kubelet-pivot →
+ * mark-control-plane → addon/kube-proxy → addon/coredns → bootstrap-token → join-service →
+ * wait-self-hosted-control-plane → addon/flannel → apiserver-recovery → wait-join-service → kubelet-pivot →
  * remove-bootstrap-control-plane
  */
 import { step, task } from 'kubeception/dsl';
@@ -67,14 +67,15 @@ export default task('bootstrap', [
     .run(applySelfHostedControlPlane),
   step('wait-node-registered').needs('self-hosted-control-plane').title('wait-node-registered: the kubelet registered the Node').run(waitNodeRegistered),
   step('mark-control-plane').needs('wait-node-registered').title('mark-control-plane: label and taint the Node').run(markControlPlane),
-  // The addons and the join service go in through the bootstrap apiserver while the self-hosted
-  // one starts (both store in the same etcd), and while the bootstrap controllers still lead: their
-  // pods are created and scheduled at once, alongside the self-hosted apiserver's, instead of after
-  // its stability check, or after the self-hosted controller-manager has waited out the bootstrap
-  // one's lease (≈ 8 s after the hand-off).
+  // kube-proxy, CoreDNS and the join service go in through the bootstrap apiserver while the
+  // self-hosted one starts (both store in the same etcd), and while the bootstrap controllers still
+  // lead: their pods are created and scheduled at once, alongside the self-hosted apiserver's,
+  // instead of after its stability check, or after the self-hosted controller-manager has waited
+  // out the bootstrap one's lease (≈ 8 s after the hand-off). flannel comes after the check: its
+  // flanneld exits when the kubernetes Service (the self-hosted apiserver) does not answer, and the
+  // DaemonSet's restart back-off (10 s, 20 s) would then hold up every pod on the pod network.
   step('addon/kube-proxy').needs('mark-control-plane').title('addon/kube-proxy: the kube-proxy DaemonSet').skipIf(disabledEarlier('kube-proxy')).run(applyKubeProxy),
-  step('addon/flannel').needs('addon/kube-proxy').title('addon/flannel: the pod network (flannel DaemonSet)').skipIf(disabledEarlier('flannel')).run(applyFlannel),
-  step('addon/coredns').needs('addon/flannel').title('addon/coredns: CoreDNS and the kube-dns Service').skipIf(disabledEarlier('coredns')).run(applyCoreDNS),
+  step('addon/coredns').needs('addon/kube-proxy').title('addon/coredns: CoreDNS and the kube-dns Service').skipIf(disabledEarlier('coredns')).run(applyCoreDNS),
   step('bootstrap-token')
     .needs('addon/coredns')
     .title('bootstrap-token: TLS-bootstrap RBAC and a token for joining workers')
@@ -86,11 +87,7 @@ export default task('bootstrap', [
     .title('wait-self-hosted-control-plane: self-hosted kube-apiserver ready 10 times in a row')
     .skipIf(nothingToHandOver)
     .run(waitSelfHostedControlPlane),
-  step('wait-join-service')
-    .needs('join-service', 'wait-self-hosted-control-plane')
-    .title('wait-join-service: the join service and CSR approver available')
-    .skipIf(noPodNetwork)
-    .run(waitJoinService),
+  step('addon/flannel').needs('wait-self-hosted-control-plane', 'addon/kube-proxy').title('addon/flannel: the pod network (flannel DaemonSet)').skipIf(disabledEarlier('flannel')).run(applyFlannel),
   // The last-known-good copy and its watcher are in place before the kubelet leaves the bootstrap
   // apiserver (the watcher idles while bootstrap manifests exist), and the self-hosted pod is Ready
   // now; after the kubelet restart its Ready condition is re-established, which takes seconds.
@@ -99,6 +96,11 @@ export default task('bootstrap', [
     .title('apiserver-recovery: last-known-good kube-apiserver static pod and its watcher unit')
     .timeout(180_000)
     .run(ensureRecovery),
+  step('wait-join-service')
+    .needs('join-service', 'addon/flannel', 'apiserver-recovery')
+    .title('wait-join-service: the join service and CSR approver available')
+    .skipIf(noPodNetwork)
+    .run(waitJoinService),
   step('kubelet-pivot').needs('wait-join-service', 'apiserver-recovery').title('kubelet-pivot: point the kubelet at the self-hosted apiserver').run(pivotKubelet),
   step('remove-bootstrap-control-plane')
     .needs('kubelet-pivot')
