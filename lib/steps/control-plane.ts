@@ -156,8 +156,8 @@ export async function markControlPlane(ctx: Context): Promise<StepOutcome> {
 
 /**
  * `wait-self-hosted-control-plane`: the final apiserver answers /readyz 10 times in a row (the seed's
- * stability check), 100 ms apart: an apiserver that stops serving breaks the streak. The step after
- * it (`apiserver-recovery`) also waits for the pod's Ready condition, the kubelet's own probes.
+ * stability check), 100 ms apart: an apiserver that stops serving breaks the streak. Before the
+ * pivot, `apiserver-recovery` also waits for the pod's Ready condition, the kubelet's own probes.
  */
 export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: false, detail: 'would wait for the self-hosted kube-apiserver /readyz, 10 in a row' };
