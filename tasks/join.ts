@@ -5,9 +5,10 @@
  * `kubeception certs upload` printed) a further control-plane node with a stacked etcd member.
  * Copy to ./tasks/join.ts on a site to customise; nothing runs at import time.
  *
- * worker:        preflight → discovery → kubelet-config → kubelet-start → wait-kubelet-bootstrap → wait-node-network
+ * worker:        preflight → discovery → kubelet-config → kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap →
+ *                wait-node-network
  * control plane: preflight → discovery → control-plane-certs → certs → kubeconfig → etcd-join → kubelet-config →
- *                kubelet-start → wait-kubelet-bootstrap → mark-control-plane → control-plane-spread →
+ *                kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap → mark-control-plane → control-plane-spread →
  *                wait-local-apiserver → apiserver-recovery
  */
 import { step, task } from 'kubeception/dsl';
@@ -20,6 +21,7 @@ import {
   fetchControlPlaneCerts,
   joinEtcd,
   joinFlagChecks,
+  kubeletClientCert,
   markJoinedControlPlane,
   networkWaitNotRequested,
   noCertsToFetch,
@@ -55,9 +57,15 @@ export default task('join', [
     .skipIf(notControlPlaneJoin)
     .timeout(240_000)
     .run(joinEtcd),
-  step('kubelet-config').needs('discovery', 'etcd-join').title('kubelet-config: CA, bootstrap kubeconfig, config.yaml, drop-in').run(writeWorkerKubelet),
-  step('kubelet-start').needs('kubelet-config').title('kubelet-start: enable and start the kubelet').run(startKubelet),
-  step('wait-kubelet-bootstrap').needs('kubelet-start').title('wait-kubelet-bootstrap: client certificate via CSR').run(waitKubeletBootstrap),
+  step('kubelet-config').needs('discovery', 'etcd-join').title('kubelet-config: CA, config.yaml, drop-in').run(writeWorkerKubelet),
+  step('kubelet-client-cert')
+    .needs('kubelet-config')
+    .title("kubelet-client-cert: the kubelet's client certificate by CSR (bootstrap token), before it starts")
+    .skipIf(alreadyJoined)
+    .timeout(200_000)
+    .run(kubeletClientCert),
+  step('kubelet-start').needs('kubelet-client-cert').title('kubelet-start: enable and start the kubelet').run(startKubelet),
+  step('wait-kubelet-bootstrap').needs('kubelet-start').title('wait-kubelet-bootstrap: the kubelet runs with its client certificate').run(waitKubeletBootstrap),
   step('mark-control-plane').needs('wait-kubelet-bootstrap').title('mark-control-plane: label and taint the Node').skipIf(notControlPlaneJoin).run(markJoinedControlPlane),
   step('control-plane-spread')
     .needs('mark-control-plane')

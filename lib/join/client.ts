@@ -11,7 +11,7 @@
  *    hashes presented.
  * Nothing from an answer reaches disk before all three pass; the token's secret never leaves the
  * worker here. It is used afterwards only against the verified apiserver, over TLS trusting only
- * the verified CA ({@link checkNodeName}, then the kubelet's TLS bootstrap).
+ * the verified CA ({@link checkNodeName}, then the kubelet client certificate's CSR: lib/join/kubelet-csr.ts).
  * @see kubernetes/cmd/kubeadm/app/discovery/token/token.go (RetrieveValidatedConfigInfo)
  */
 import { request } from 'node:https';
@@ -36,12 +36,16 @@ export class JoinRefused extends InputError {}
 type Reply = { status: number; body: string; retryAfterS?: number };
 const MAX_ANSWER = 256 * 1024;
 
-/** One HTTPS request. `ca` undefined: the server is not authenticated (transport only). */
-export function call(url: URL, opts: { ca?: string; bearer?: string; timeoutMs: number }): Promise<Reply> {
+/**
+ * One HTTPS request (GET, or POST of `opts.json`). `ca` undefined: the server is not authenticated
+ * (transport only). The answer is cut off past 256 KiB.
+ */
+export function call(url: URL, opts: { ca?: string; bearer?: string; timeoutMs: number; json?: object }): Promise<Reply> {
   return new Promise((resolve, reject) => {
+    const body = opts.json === undefined ? undefined : JSON.stringify(opts.json);
     const req = request(url, {
-      method: 'GET', timeout: opts.timeoutMs, rejectUnauthorized: opts.ca !== undefined, ...(opts.ca ? { ca: opts.ca } : {}),
-      headers: { accept: 'application/json', ...(opts.bearer ? { authorization: `Bearer ${opts.bearer}` } : {}) },
+      method: body === undefined ? 'GET' : 'POST', timeout: opts.timeoutMs, rejectUnauthorized: opts.ca !== undefined, ...(opts.ca ? { ca: opts.ca } : {}),
+      headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(opts.bearer ? { authorization: `Bearer ${opts.bearer}` } : {}) },
     }, (res) => {
       let body = '';
       res.setEncoding('utf8');
@@ -53,7 +57,7 @@ export function call(url: URL, opts: { ca?: string; bearer?: string; timeoutMs: 
     });
     req.on('timeout', () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 

@@ -11,6 +11,9 @@ import { KubeceptionError } from '../errors.ts';
 import type { PlannedApiAction } from './planned.ts';
 import { withRetry } from '../util/retry.ts';
 import { withoutServerFields } from './objects.ts';
+import { isTransient } from '../net/transient.ts';
+
+export { isTransient };
 
 /** A Kubernetes object as plain data (the manifests/ builders' output). */
 export type KubeObject = k8s.KubernetesObject & Record<string, unknown>;
@@ -27,16 +30,6 @@ function apiError(what: string, err: unknown, server: string): KubeceptionError 
     fix: 'check that the apiserver is running and the kubeconfig is valid, then re-run',
     cause: err,
   });
-}
-
-const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN']);
-/** A failure worth retrying: the connection was reset/refused, or HTTP 429/500/502/503/504. */
-export function isTransient(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: string; cause?: { code?: unknown } };
-  if (typeof e?.code === 'number') return [429, 500, 502, 503, 504].includes(e.code);
-  if (typeof e?.code === 'string' && TRANSIENT_CODES.has(e.code)) return true;
-  if (typeof e?.cause?.code === 'string' && TRANSIENT_CODES.has(e.cause.code)) return true;
-  return /socket hang up|ECONNRESET|ECONNREFUSED|EPIPE/.test(e?.message ?? '');
 }
 
 /**

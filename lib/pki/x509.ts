@@ -204,11 +204,11 @@ function issue(L: Libs, t: CertTemplate, publicKey: KeyObject, issuer: Issuer | 
   }
 }
 
-function toPem(der: Buffer): string {
+function toPem(der: Buffer, label = 'CERTIFICATE'): string {
   const b64 = der.toString('base64');
   const lines: string[] = [];
   for (let i = 0; i < b64.length; i += 64) lines.push(b64.slice(i, i + 64));
-  return `-----BEGIN CERTIFICATE-----\n${lines.join('\n')}\n-----END CERTIFICATE-----\n`;
+  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
 }
 
 /**
@@ -357,6 +357,31 @@ function certSpki(pem: string, source: string): Buffer {
  */
 export function spkiSha256(certPem: string, source = 'certificate'): string {
   return `sha256:${createHash('sha256').update(certSpki(certPem, source)).digest('hex')}`;
+}
+
+/**
+ * A PKCS #10 certificate request for `key`'s public key, signed with it (ecdsa-with-SHA256 for a
+ * P-256 key, as the kubelet's own requests): subject `O=<organizations>…, CN=<commonName>`, no
+ * attributes (the signer sets usages and extensions from the CertificateSigningRequest object).
+ * @returns PEM `CERTIFICATE REQUEST`.
+ * @throws PkiError `pki-bad-key` for a key type that cannot sign, `pki-sign` if building fails.
+ * @see https://www.rfc-editor.org/rfc/rfc2986
+ * @see k8s.io/client-go/util/cert/csr.go (MakeCSR: what the kubelet's TLS bootstrap posts)
+ */
+export async function createCsr(t: Pick<CertTemplate, 'commonName' | 'organizations'>, key: KeyObject, source: string): Promise<string> {
+  const L = await load();
+  const { ax, AsnConvert } = L;
+  const csrLib = cjsExports(await import('@peculiar/asn1-csr'));
+  const alg = signatureOf(key);
+  try {
+    const info = new csrLib.CertificationRequestInfo({ version: 0, subject: subjectName(L, { ...t, validityDays: 0 }), subjectPKInfo: L.spki(publicKeyDer(key)).convertible, attributes: new csrLib.Attributes() });
+    const infoDer = new Uint8Array(AsnConvert.serialize(info));
+    const signature = new ax.AlgorithmIdentifier({ algorithm: alg.oid, ...(alg.nullParams && { parameters: null }) });
+    const der = Buffer.from(L.sequenceOf([infoDer, new Uint8Array(AsnConvert.serialize(signature)), L.bitString(alg.sign(infoDer))]));
+    return toPem(der, 'CERTIFICATE REQUEST');
+  } catch (err) {
+    throw new PkiError('pki-sign', { what: source, why: `building the certificate request failed (${causeLine(err)})`, fix: 'report this as a kubeception bug', cause: err });
+  }
 }
 
 /** Subject of a certificate request. */

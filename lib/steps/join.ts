@@ -1,17 +1,18 @@
 /**
  * The worker's join steps: preflight (including the token and hash formats), discovery (kubeadm's
  * token discovery: token-signed cluster-info, CA pins; then the node-name check against the verified
- * apiserver), the kubelet's files with a bootstrap kubeconfig, and waiting for TLS bootstrapping to
- * give the kubelet its client certificate (the CSR is approved by kubeception's CSR approver; no key
- * leaves the worker), after which the bootstrap kubeconfig is removed, as kubeadm does.
+ * apiserver), the kubelet's files, the kubelet's client certificate by CSR before the kubelet
+ * starts (lib/join/kubelet-csr.ts: approved by kubeception's CSR approver; no key leaves the
+ * worker), and the kubelet started once, with it.
  *
- * Host effects: `<certificatesDir>/ca.crt` (0644, the verified CA data), `<kubeletConfigDir>/
- * bootstrap-kubeconfig` (0600, holds the token; removed once the kubelet has its certificate), the
- * kubelet's config.yaml and drop-in; the kubelet unit enabled and started. Nothing is written before
- * discovery has verified the signature and the pin.
+ * Host effects: `<certificatesDir>/ca.crt` (0644, the verified CA data), the kubelet's config.yaml
+ * and drop-in, `<kubeletConfigDir>/pki/kubelet-client-<stamp>.pem` (0600) with its
+ * `kubelet-client-current.pem` symlink, the kubelet kubeconfig naming it (0600); the kubelet unit
+ * enabled and started. Nothing is written before discovery has verified the signature and the pin;
+ * the token is never written (a bootstrap kubeconfig an older join left is removed).
  */
 import { join } from 'node:path';
-import { TimeoutError } from '../errors.ts';
+import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { pollUntil } from '../util/poll.ts';
 import { certSignedBy } from '../pki/keys.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
@@ -19,6 +20,8 @@ import { discover as discoverClusterInfo } from '../join/client.ts';
 import { checkNodeName } from '../join/node-name.ts';
 import { TOKEN_RE } from '../join/token.ts';
 import { bootstrapKubeletKubeconfig, restartKubelet, writeKubeletFiles } from './kubelet.ts';
+import { kubeletClientCurrent, writeKubeletClient } from './kubelet-client.ts';
+import { requestKubeletClientCert } from '../join/kubelet-csr.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Check } from './preflight.ts';
 import type { Context } from '../context.ts';
@@ -97,23 +100,42 @@ export async function discover(ctx: Context): Promise<StepOutcome> {
   return { changed: false, detail: `verified; apiserver ${d.server}; node name ${ctx.config.nodeName} free` };
 }
 
-/** `kubelet-config` (worker): CA, bootstrap kubeconfig (only before the first join), config.yaml, drop-in. */
+/** `kubelet-config` (join): the verified CA (after discovery), config.yaml, drop-in. */
 export async function writeWorkerKubelet(ctx: Context): Promise<StepOutcome> {
   const changed: string[] = [];
   const j = ctx.state.join;
-  if (j) {
-    if (await ctx.files.write(caPath(ctx), j.caPem, { mode: 0o644 })) changed.push('ca.crt');
-    const text = renderKubeconfig({ server: j.apiserver, caPem: j.caPem, user: 'kubelet-bootstrap', token: ctx.options.token! });
-    if (await ctx.files.write(bootstrapKubeletKubeconfig(ctx.config), text, { mode: 0o600 })) changed.push('bootstrap-kubeconfig');
-  }
+  if (j && (await ctx.files.write(caPath(ctx), j.caPem, { mode: 0o644 }))) changed.push('ca.crt');
   changed.push(...(await writeKubeletFiles(ctx, { bootstrap: true })));
   if (changed.length) ctx.state.kubeletRestart = true;
   return { changed: changed.length > 0, detail: changed.join(', ') || 'up to date' };
 }
 
 /**
- * `wait-kubelet-bootstrap`: the kubelet got its client certificate (CSR approved) and wrote its
- * kubeconfig; then the bootstrap kubeconfig (it holds the token) is removed.
+ * `kubelet-client-cert`: the kubelet's client certificate, requested by CSR with the bootstrap
+ * token before the kubelet starts (lib/join/kubelet-csr.ts), written where the kubelet's own
+ * certificate store keeps it (`kubelet-client-current.pem`, 0600), and the kubelet kubeconfig naming
+ * it (0600). Skipped once this host has a client certificate from the cluster's CA.
+ * @throws what {@link requestKubeletClientCert} throws.
+ */
+export async function kubeletClientCert(ctx: Context): Promise<StepOutcome> {
+  const j = ctx.state.join;
+  if (!j) throw new KubeceptionError('join-state', { what: 'kubelet-client-cert', why: 'discovery left no verified cluster-info', fix: 'report this as a kubeception bug' });
+  const node = `system:node:${ctx.config.nodeName}`;
+  if (ctx.dryRun) return { changed: true, detail: `would request a client certificate for ${node} (CSR with the bootstrap token) and write the kubelet kubeconfig` };
+  const issued = await requestKubeletClientCert({ server: j.apiserver, caPem: j.caPem, token: ctx.options.token!, nodeName: ctx.config.nodeName, signal: ctx.signal });
+  await writeKubeletClient(ctx, issued.certPem, issued.keyPem);
+  const path = kubeconfigPaths(ctx.config).kubelet;
+  await ctx.files.write(path, renderKubeconfig({ server: j.apiserver, caPem: j.caPem, user: node, certFile: kubeletClientCurrent(ctx.config) }), { mode: 0o600 });
+  ctx.state.kubeletRestart = true;
+  return { changed: true, detail: `CSR ${issued.csrName} approved and signed; ${path} names ${kubeletClientCurrent(ctx.config)}` };
+}
+
+/**
+ * `wait-kubelet-bootstrap`: the kubelet runs with a client certificate from this cluster's CA — at
+ * once after `kubelet-client-cert`; a kubelet an older join left bootstrapping on its own is waited
+ * for. A bootstrap kubeconfig such a join left (it holds a token) is then removed and the kubelet
+ * restarted with its certificate (it would notice it only at its next 10-second check, as
+ * `system:anonymous` until then).
  */
 export async function waitKubeletBootstrap(ctx: Context): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: (await ctx.files.exists(bootstrapKubeletKubeconfig(ctx.config))) && (await ctx.files.remove(bootstrapKubeletKubeconfig(ctx.config))), detail: 'would wait for the kubelet client certificate, then remove the bootstrap kubeconfig' };
@@ -123,7 +145,7 @@ export async function waitKubeletBootstrap(ctx: Context): Promise<StepOutcome> {
     // its certificate at its next 10-second check, and its informers are in back-off from the
     // refused lists. Restarted with the certificate, it registers the Node and lists at once.
     if (removed) await restartKubelet(ctx, { restart: true });
-    return { changed: removed, detail: `kubelet client certificate issued${removed ? '; bootstrap kubeconfig removed; kubelet restarted with its certificate' : ''}` };
+    return { changed: removed, detail: `the kubelet has its client certificate${removed ? '; bootstrap kubeconfig removed; kubelet restarted with its certificate' : ''}` };
   }
   throw new TimeoutError('join-tls-bootstrap', {
     what: `kubelet on ${ctx.config.nodeName}`,
