@@ -1,6 +1,7 @@
 /**
- * Bootstrap wall time on the bed: kubeception's cold bootstrap (fresh host) and converged re-run,
- * per step from its JSON events, next to `kubeadm init` on an identical fresh bed host (kubeadm built
+ * Bootstrap wall time on the bed: kubeception's cold bootstrap (fresh host) and converged re-run
+ * (once right after the cold run, once after the control plane settled: bench/settle.ts), per step
+ * from its JSON events, next to `kubeadm init` on an identical fresh bed host (kubeadm built
  * from the same module version, same images; etcd: Debian's, started by systemd as external etcd
  * so neither side needs an etcd image). Prints one table and ratios; asserts nothing about time.
  *
@@ -14,6 +15,7 @@ import { bootHost, REPO_ROOT, type Host } from '../test/bed/bed.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 import { kubeadmInit } from './kubeadm.ts';
+import { settledControllerManager } from './settle.ts';
 
 const s = (ms: number | undefined) => (ms === undefined ? '' : (ms / 1000).toFixed(1));
 const algorithm = process.argv.slice(2).find((a) => !a.startsWith('--'));
@@ -38,17 +40,19 @@ async function kubeception(host: Host, label: string): Promise<Run> {
   return { wall, steps };
 }
 
-function table(cold: Run, noop: Run, adm: number): void {
+function table(cold: Run, noop: Run, settled: Run, settleMs: number, adm: number): void {
   const cell = (v: number | 'skipped' | undefined) => (v === 'skipped' ? 'skip' : s(v));
   const sum = (r: Run) => [...r.steps.values()].reduce<number>((a, v) => a + (typeof v === 'number' ? v : 0), 0);
   console.log(`\nbootstrap on the bed (one run each, same machine, same script${algorithm ? `, encryptionAlgorithm ${algorithm}` : ''}${concurrent ? ', --concurrent' : ''}), seconds`);
-  console.log(`  ${'step'.padEnd(34)} ${'cold'.padStart(7)} ${'re-run'.padStart(7)}`);
-  for (const step of new Set([...cold.steps.keys(), ...noop.steps.keys()]))
-    console.log(`  ${step.padEnd(34)} ${cell(cold.steps.get(step)).padStart(7)} ${cell(noop.steps.get(step)).padStart(7)}`);
-  console.log(`  ${'(sum of steps)'.padEnd(34)} ${s(sum(cold)).padStart(7)} ${s(sum(noop)).padStart(7)}`);
-  console.log(`  ${'kubeception wall (process start to exit)'.padEnd(34)} ${s(cold.wall).padStart(7)} ${s(noop.wall).padStart(7)}`);
-  console.log(`  ${'kubeadm init (etcd start included)'.padEnd(34)} ${s(adm).padStart(7)}`);
-  console.log(`  ${'ratio kubeception / kubeadm init'.padEnd(34)} ${(cold.wall / adm).toFixed(2).padStart(7)} ${(noop.wall / adm).toFixed(2).padStart(7)}`);
+  const runs = [cold, noop, settled];
+  const row = (label: string, cells: string[]) => console.log(`  ${label.padEnd(34)} ${cells.map((c) => c.padStart(9)).join(' ')}`);
+  row('step', ['cold', 're-run', 'settled']);
+  for (const step of new Set(runs.flatMap((r) => [...r.steps.keys()]))) row(step, runs.map((r) => cell(r.steps.get(step))));
+  row('(sum of steps)', runs.map((r) => s(sum(r))));
+  row('kubeception wall (process start to exit)', runs.map((r) => s(r.wall)));
+  row('kubeadm init (etcd start included)', [s(adm)]);
+  row('ratio kubeception / kubeadm init', runs.map((r) => (r.wall / adm).toFixed(2)));
+  console.log(`  re-run: right after the cold run; settled: once the self-hosted controller-manager led (${s(settleMs)} s after the re-run ended).`);
   console.log('  note: kubeception cold includes TLS etcd, the bootstrap control plane, the self-hosted control plane, the pivot and the join service; kubeadm init stops at static pods (external plain-HTTP etcd, no CoreDNS).');
 }
 
@@ -61,8 +65,10 @@ try {
   await writeConfig(a!, { distro: 'debian', networking: { plugin: 'none' }, ...(algorithm && { encryptionAlgorithm: algorithm }) });
   const cold = await kubeception(a!, 'cold');
   const noop = await kubeception(a!, 'converged re-run');
+  const settleMs = await settledControllerManager(a!);
+  const settled = await kubeception(a!, 'converged re-run, settled');
   const adm = await kubeadmInit(b!);
-  table(cold, noop, adm);
+  table(cold, noop, settled, settleMs, adm);
 } finally {
   for (const h of hosts) await h.destroy();
 }

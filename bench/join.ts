@@ -14,6 +14,7 @@ import { bootHost, REPO_ROOT, type Host } from '../test/bed/bed.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
 import { kubeadmInit } from './kubeadm.ts';
+import { settledControllerManager } from './settle.ts';
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -27,20 +28,6 @@ async function untilReady(cp: Host, node: string, t0: number): Promise<number> {
     await sleep(250);
   }
   throw new Error(`${node} not Ready`);
-}
-
-/** Waits until nothing listens on the bootstrap controller-manager's port and a live one renews the lease. @returns ms waited. */
-async function settledControllerManager(cp: Host): Promise<number> {
-  const t0 = Date.now();
-  let gone: number | undefined;
-  for (let i = 0; i < 240; i++) {
-    if (gone === undefined && !/:10357\s/.test((await cp.exec(['ss', '-Hltn'])).stdout)) gone = Date.now();
-    const renew = await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'lease', 'kube-controller-manager', '-o', 'jsonpath={.spec.renewTime}']);
-    // Same clock: the bed hosts share the machine's.
-    if (gone !== undefined && Date.parse(renew.stdout.trim()) > gone) return Date.now() - t0;
-    await sleep(250);
-  }
-  throw new Error('the self-hosted controller-manager did not take the lease within 60 s');
 }
 
 type Load = { requests: number; ok: number; errors: number; okRps: number; statuses: Record<string, number>; p50Ms: string; p99Ms: string };
