@@ -33,6 +33,11 @@ export interface Discovered {
 /** A final refusal by the join service or the cluster (bad token, taken name): exit 2, not retried. */
 export class JoinRefused extends InputError {}
 
+/** The apiserver answered 401 to the bootstrap token after discovery accepted it. Names only the token's public id. */
+export function tokenRejected(token: string): JoinRefused {
+  return new JoinRefused('join-token-rejected', { what: `--token ${token.slice(0, 6)}.…`, why: 'the apiserver does not accept the token (expired or deleted since discovery)', fix: 'create a new token with `kubeception token create --print-join-command`' });
+}
+
 type Reply = { status: number; body: string; retryAfterS?: number };
 const MAX_ANSWER = 256 * 1024;
 

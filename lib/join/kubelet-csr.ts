@@ -22,7 +22,7 @@ import { certMatchesKey, createCsr } from '../pki/x509.ts';
 import { pollUntil } from '../util/poll.ts';
 import { withRetry } from '../util/retry.ts';
 import { isTransient } from '../net/transient.ts';
-import { call, JoinRefused } from './client.ts';
+import { call, JoinRefused, tokenRejected } from './client.ts';
 
 const CSR_PATH = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 /** The kubelet's usages for an ECDSA client key (no key encipherment). */
@@ -74,14 +74,11 @@ export async function requestKubeletClientCert(r: KubeletCsrRequest): Promise<Ku
     metadata: { name: csrName },
     spec: { request: Buffer.from(csrPem).toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages: [...KUBELET_CLIENT_USAGES] },
   };
-  const tokenWhat = `--token ${r.token.slice(0, 6)}.…`;
-  const refusedToken = () =>
-    new JoinRefused('join-token-rejected', { what: tokenWhat, why: 'the apiserver does not accept the token (expired or deleted since discovery)', fix: 'create a new token with `kubeception token create --print-join-command`' });
   await withRetry(
     async () => {
       const a = await call(new URL(CSR_PATH, r.server), { ...opts, json: body });
       if (a.status === 201 || a.status === 409) return; // 409: this key's CSR exists already (a retried POST)
-      if (a.status === 401) throw refusedToken();
+      if (a.status === 401) throw tokenRejected(r.token);
       if (a.status === 429 || a.status >= 500) throw Object.assign(new Error(`HTTP ${a.status}`), { code: a.status });
       throw new KubeceptionError('join-csr-request', {
         what: `POST ${CSR_PATH} at ${r.server}`,
@@ -101,7 +98,7 @@ export async function requestKubeletClientCert(r: KubeletCsrRequest): Promise<Ku
     async () => {
       const a = await call(url, opts).catch(() => undefined); // a dropped connection: ask again
       if (!a || a.status === 429 || a.status >= 500) return undefined;
-      if (a.status === 401) throw refusedToken();
+      if (a.status === 401) throw tokenRejected(r.token);
       if (a.status !== 200) return undefined;
       const csr = JSON.parse(a.body) as Csr;
       const refused = csr.status?.conditions?.find((c) => c.type === 'Denied' || c.type === 'Failed');

@@ -7,7 +7,7 @@
  * @see kubernetes/cmd/kubeadm/app/cmd/phases/join/kubelet.go (runKubeletStartJoinPhase)
  */
 import { KubeceptionError } from '../errors.ts';
-import { call, JoinRefused } from './client.ts';
+import { call, JoinRefused, tokenRejected } from './client.ts';
 
 /** A Node as far as this check reads it. */
 export interface NodeLike {
@@ -38,7 +38,7 @@ export async function checkNodeName(server: string, caPem: string, token: string
     throw new KubeceptionError('join-node-check', { what: server, why: `the verified apiserver did not answer: ${(err as Error).message}`, fix: 'check that this host reaches the apiserver address in cluster-info (controlPlaneEndpoint or the advertise address)', cause: err });
   }
   if (r.status === 404) return;
-  if (r.status === 401) throw new JoinRefused('join-token-rejected', { what: `--token ${token.slice(0, 6)}.…`, why: 'the apiserver does not accept the token (expired or deleted since discovery)', fix: 'create a new token with `kubeception token create --print-join-command`' });
+  if (r.status === 401) throw tokenRejected(token);
   if (r.status !== 200) throw new KubeceptionError('join-node-check', { what: url.href, why: `HTTP ${r.status}: ${r.body.slice(0, 200)}`, fix: 'the bootstrap token group needs `get nodes` (ClusterRoleBinding kubeadm:get-nodes); re-run bootstrap on the control plane' });
   const reason = nameTakenReason(name, JSON.parse(r.body) as NodeLike);
   if (reason)
