@@ -49,8 +49,8 @@ function table(cold: Run, noop: Run, settled: Run, settleMs: number, adm: number
   row('step', ['cold', 're-run', 'settled']);
   for (const step of new Set(runs.flatMap((r) => [...r.steps.keys()]))) row(step, runs.map((r) => cell(r.steps.get(step))));
   row('(sum of steps)', runs.map((r) => s(sum(r))));
-  row('kubeception wall (process start to exit)', runs.map((r) => s(r.wall)));
-  row('kubeadm init (etcd start included)', [s(adm)]);
+  row('kubeception wall (process start to exit)', runs.map((r) => (r.wall / 1000).toFixed(2)));
+  row('kubeadm init (etcd start included)', [(adm / 1000).toFixed(2)]);
   row('ratio kubeception / kubeadm init', runs.map((r) => (r.wall / adm).toFixed(2)));
   console.log(`  re-run: right after the cold run; settled: once the self-hosted controller-manager led (${s(settleMs)} s after the re-run ended).`);
   console.log('  note: kubeception cold includes TLS etcd, the bootstrap control plane, the self-hosted control plane, the pivot and the join service; kubeadm init stops at static pods (external plain-HTTP etcd, no CoreDNS).');

@@ -165,9 +165,15 @@ export async function installRecoveryWatcher(ctx: Context): Promise<string[]> {
 
 /** The `apiserver-recovery` step: refresh the last-known-good manifest, install the watcher. */
 export async function ensureRecovery(ctx: Context): Promise<StepOutcome> {
-  const rendered = await renderRecoveryManifest(ctx);
+  // The watcher is installed while the copy waits for the pod's Ready condition: it acts only once
+  // the copy exists (its loop skips while the last-known-good manifest is absent). Both finish
+  // before an error of either is reported.
+  const [r, i] = await Promise.allSettled([renderRecoveryManifest(ctx), installRecoveryWatcher(ctx)]);
+  if (r.status === 'rejected') throw r.reason;
+  if (i.status === 'rejected') throw i.reason;
+  const rendered = r.value;
+  const installed = i.value;
   if (rendered === undefined) ctx.log.warn('the kube-apiserver DaemonSet rollout is not complete: kept the previous recovery manifest');
-  const installed = await installRecoveryWatcher(ctx);
   const changed = [...(rendered ?? []), ...installed];
   return { changed: changed.length > 0, detail: changed.length ? `${changed.length} change(s): ${installed.join(', ') || 'recovery manifest refreshed'}` : 'recovery manifest and watcher up to date' };
 }
