@@ -62,7 +62,7 @@ export default task('join', [
     .needs('kubelet-config')
     .title("kubelet-client-cert: the kubelet's client certificate by CSR (bootstrap token), before it starts")
     .skipIf(alreadyJoined)
-    .timeout(200_000)
+    .timeout(260_000)
     .run(kubeletClientCert),
   step('kubelet-start').needs('kubelet-client-cert').title('kubelet-start: enable and start the kubelet').run(startKubelet),
   step('wait-kubelet-bootstrap').needs('kubelet-start').title('wait-kubelet-bootstrap: the kubelet runs with its client certificate').run(waitKubeletBootstrap),

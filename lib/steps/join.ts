@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { pollUntil } from '../util/poll.ts';
 import { certSignedBy } from '../pki/keys.ts';
+import { anyCertFacts } from '../pki/any-cert.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { discover as discoverClusterInfo } from '../join/client.ts';
 import { checkNodeName } from '../join/node-name.ts';
@@ -76,14 +77,19 @@ export const notControlPlaneCheck: Check = {
   },
 };
 
-/** Why this worker counts as joined (kubelet client certificate from this cluster's CA), or false. */
+/**
+ * Why this worker counts as joined (a kubelet client certificate from this cluster's CA that has
+ * not expired), or false. An expired one does not count: the kubelet cannot start with it, and a
+ * re-run with a token requests a new one.
+ */
 export async function alreadyJoined(ctx: Context): Promise<string | false> {
   const [ca, kubeconfig] = await Promise.all([ctx.files.read(caPath(ctx)), ctx.files.read(kubeconfigPaths(ctx.config).kubelet)]);
   if (!ca || !kubeconfig) return false;
   const k = parseKubeconfig(kubeconfig, kubeconfigPaths(ctx.config).kubelet);
   const cert = k.certPem ?? (k.certFile ? await ctx.files.read(k.certFile) : undefined);
-  if (!cert) return false;
-  return certSignedBy(cert, ca) ? 'already joined: the kubelet has a client certificate from this cluster' : false;
+  const leaf = cert && /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(cert)?.[0];
+  if (!leaf || !certSignedBy(leaf, ca)) return false;
+  return anyCertFacts(leaf, k.certFile ?? kubeconfigPaths(ctx.config).kubelet).notAfter.getTime() > Date.now() ? 'already joined: the kubelet has a client certificate from this cluster' : false;
 }
 
 /**

@@ -18,7 +18,7 @@ import { certSignedBy, loadPrivateKey } from '../../../lib/pki/keys.ts';
 import { makeCa, makeLeaf, type Pair } from './fixtures.ts';
 
 const TOKEN = 'abcdef.q1w2e3r4t5y6u7i8';
-type Mode = 'sign' | 'deny' | 'reject-token' | 'other-ca' | 'slow';
+type Mode = 'sign' | 'deny' | 'reject-token' | 'other-ca' | 'slow' | 'other-key' | 'other-cn' | 'short' | 'not-json' | 'gone' | 'exists' | 'flaky';
 
 let clusterCa: Pair;
 let otherCa: Pair;
@@ -33,14 +33,20 @@ let api: Server;
 let impostor: Server;
 const portOf = (s: Server) => (s.address() as { port: number }).port;
 
-/** Signs the CSR's public key with `ca` (openssl, as the controller-manager's signer would). */
-function sign(requestB64: string, ca: Pair): string {
+/** Signs the CSR (its key and subject, or `subj`) with `ca` for `days`, client auth (openssl, as the controller-manager's signer would). */
+function sign(requestB64: string, ca: Pair, opts: { days?: string; subj?: string } = {}): string {
   const csr = join(dir, 'r.csr');
   writeFileSync(csr, Buffer.from(requestB64, 'base64'));
   writeFileSync(join(dir, 'ca.crt'), ca.certPem);
   writeFileSync(join(dir, 'ca.key'), ca.keyPem);
-  execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'), '-set_serial', '7', '-days', '1', '-out', join(dir, 'r.crt')], { stdio: 'ignore' });
+  writeFileSync(join(dir, 'ext'), 'extendedKeyUsage=clientAuth\nbasicConstraints=critical,CA:FALSE\n');
+  execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'), '-set_serial', '7', '-days', opts.days ?? '1', '-extfile', join(dir, 'ext'), ...(opts.subj ? ['-subj', opts.subj] : []), '-out', join(dir, 'r.crt')], { stdio: 'ignore' });
   return readFileSync(join(dir, 'r.crt'), 'utf8');
+}
+
+/** A request of another key (same subject), as base64 PEM. */
+function otherRequest(): string {
+  return execFileSync('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'other.key'), '-subj', '/O=system:nodes/CN=system:node:w1'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString('base64');
 }
 
 before(async () => {
@@ -56,16 +62,20 @@ before(async () => {
       if (mode === 'reject-token') return json(401, { kind: 'Status', code: 401 });
       if (req.method === 'POST') {
         const o = JSON.parse(body);
+        if (mode === 'flaky' && seen.filter((x) => x.method === 'POST').length === 1) return json(503, { kind: 'Status', code: 503 });
         csrs.set(o.metadata.name, { body: o, gets: 0 });
-        return json(201, o);
+        return json(mode === 'exists' ? 409 : 201, o);
       }
+      if (mode === 'gone') return json(404, { kind: 'Status', code: 404 });
+      if (mode === 'not-json') return res.writeHead(200).end('<html>a proxy</html>');
       const name = req.url!.split('/').pop()!;
       const c = csrs.get(name);
       if (!c) return json(404, { kind: 'Status', code: 404 });
       c.gets++;
       if (mode === 'slow' || c.gets < 3) return json(200, { ...c.body, status: {} }); // pending for two polls
       if (mode === 'deny') return json(200, { ...c.body, status: { conditions: [{ type: 'Denied', reason: 'KubeceptionNodeNameTaken', message: 'kubeception: a Node named w1 exists and is Ready' }] } });
-      const cert = sign(c.body.spec.request, mode === 'other-ca' ? otherCa : clusterCa);
+      const request = mode === 'other-key' ? otherRequest() : c.body.spec.request;
+      const cert = sign(request, mode === 'other-ca' ? otherCa : clusterCa, { ...(mode === 'short' && { days: '0' }), ...(mode === 'other-cn' && { subj: '/O=system:nodes/CN=system:node:w9' }) });
       return json(200, { ...c.body, status: { conditions: [{ type: 'Approved' }], certificate: Buffer.from(cert).toString('base64') } });
     });
   });
@@ -90,7 +100,7 @@ async function refused(p: Promise<unknown>, code: string, badInput: boolean) {
   const err = await p.then(() => assert.fail('expected an error'), (e) => e);
   assert.equal(err.code, code, err.message);
   assert.equal(err.badInput === true, badInput, `badInput ${badInput}`);
-  assert.ok(!String(err.message).includes(TOKEN.slice(7)), 'the token secret is not in the error');
+  assert.ok(!JSON.stringify({ message: err.message, why: err.why, what: err.what, fix: err.fix }).includes(TOKEN.slice(7)), 'the token secret is not in the error');
   return err;
 }
 
@@ -127,9 +137,48 @@ describe('kubelet client certificate by CSR', () => {
     await refused(request(portOf(api)), 'join-token-rejected', true);
   });
 
-  test('a certificate from another CA is refused, not written', async () => {
+  test('a certificate from another CA is refused', async () => {
     mode = 'other-ca';
-    await refused(request(portOf(api)), 'join-csr-bad-certificate', false);
+    const err = await refused(request(portOf(api)), 'join-csr-bad-certificate', false);
+    assert.match(err.why, /does not chain to the verified cluster CA/);
+  });
+
+  test('a certificate from the cluster CA for another key is refused', async () => {
+    mode = 'other-key';
+    const err = await refused(request(portOf(api)), 'join-csr-bad-certificate', false);
+    assert.match(err.why, /not for the key this host generated/);
+  });
+
+  test('a certificate for another node name is refused', async () => {
+    mode = 'other-cn';
+    const err = await refused(request(portOf(api)), 'join-csr-bad-certificate', false);
+    assert.match(err.why, /CN=system:node:w9, not O=system:nodes, CN=system:node:w1/);
+  });
+
+  test('a certificate that expires within the hour is refused (the kubelet could not start with it)', async () => {
+    mode = 'short';
+    const err = await refused(request(portOf(api)), 'join-csr-bad-certificate', false);
+    assert.match(err.why, /in less than an hour/);
+  });
+
+  test('an answer that is not a CertificateSigningRequest, or a 404 for the one just created, fails at once', async () => {
+    for (const m of ['not-json', 'gone'] as const) {
+      mode = m;
+      const t0 = Date.now();
+      const err = await refused(request(portOf(api)), 'join-csr-request', false);
+      assert.ok(Date.now() - t0 < 3_000, `${m}: failed at once`);
+      assert.match(err.why, m === 'gone' ? /HTTP 404/ : /not JSON/);
+    }
+  });
+
+  test("a POST answered 503 is retried; a 409 (this key's CSR exists) is waited on like a 201", async () => {
+    for (const m of ['flaky', 'exists'] as const) {
+      mode = m;
+      seen = [];
+      const r = await request(portOf(api));
+      assert.ok(certSignedBy(r.certPem, clusterCa.certPem), m);
+      assert.equal(seen.filter((x) => x.method === 'POST').length, m === 'flaky' ? 2 : 1, m);
+    }
   });
 
   test('not signed in time: join-tls-bootstrap', async () => {
