@@ -81,7 +81,11 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
     assert.ok(r.doc.residue.files.includes('/etc/kubernetes/pki/ca.key'), 'the report lists the files it would remove');
     assert.ok(r.doc.residue.containers.length > 0 && r.doc.residue.processes.length > 0);
     assert.ok(r.doc.planned.commands.length > 0, 'the planned commands are shown');
-    assertSameTree(before, await snapshot(cp, TREE), 'reset --dry-run');
+    // The running kubelet removes the pivoted-away bootstrap pods' directories under
+    // /var/lib/kubelet/pods on its own schedule (seen here once the join got fast enough to end
+    // before it did): its own state, not what a dry run may touch; the rest must not change at all.
+    const notKubeletPods = (tree: string) => tree.split('\n').filter((l) => !l.startsWith('/var/lib/kubelet/pods/')).join('\n');
+    assertSameTree(notKubeletPods(before), notKubeletPods(await snapshot(cp, TREE)), 'reset --dry-run');
     // Containers come and go with the kubelet's GC: compare what a reset would stop — processes (by name), ports, units, chains.
     const stable = (l: string[]) => l.filter((x) => !/^(container|mount|netns|link) /.test(x)).map((x) => x.replace(/^process \d+ /, 'process ')).sort();
     assert.deepEqual(stable(await leftovers(cp)), stable(units), 'processes, ports, units and chains unchanged');
