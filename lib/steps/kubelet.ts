@@ -50,13 +50,18 @@ export function kubeletConfiguration(config: ResolvedConfig, host: { cgroupV1?: 
 /** Path of kubeception's drop-in for the kubelet unit. */
 export const kubeletDropIn = (config: ResolvedConfig) => join(config.distro.paths.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf');
 
-/** Path of a joining worker's bootstrap kubeconfig (token auth, for TLS bootstrapping). */
+/**
+ * Path of the kubelet's bootstrap kubeconfig (token auth, for TLS bootstrapping). `run join` no
+ * longer writes one (it requests the kubelet's certificate itself, lib/join/kubelet-csr.ts); one an
+ * older join left is removed.
+ */
 export const bootstrapKubeletKubeconfig = (config: ResolvedConfig) => join(config.distro.paths.kubeletConfigDir, 'bootstrap-kubeconfig');
 
 /**
- * The drop-in: the kubelet runs with kubeception's config and kubeconfig, as this node. A worker
- * (`bootstrap`) also gets `--bootstrap-kubeconfig`: the kubelet requests its client certificate
- * with a CSR and writes its kubeconfig itself.
+ * The drop-in: the kubelet runs with kubeception's config and kubeconfig, as this node. A joined
+ * node (`bootstrap`) also gets `--bootstrap-kubeconfig`, as kubeadm's nodes keep it after the join:
+ * unused while the kubeconfig holds a valid certificate (the kubelet reads the bootstrap file only
+ * when it does not).
  */
 export function renderKubeletDropIn(config: ResolvedConfig, kubeletBin: string, opts: { bootstrap?: boolean } = {}): string {
   const dir = config.distro.paths.kubeletConfigDir;
