@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { KUBELET_CLIENT_SIGNER } from '../constants.ts';
-import { certSignedBy, generatePrivateKey, loadPrivateKey, publicKeyDer } from '../pki/keys.ts';
+import { certSignedBy, firstCertificatePem, generatePrivateKey, loadPrivateKey, publicKeyDer } from '../pki/keys.ts';
 import { certMatchesKey, createCsr, parseCert } from '../pki/x509.ts';
 import { pollUntil } from '../util/poll.ts';
 import { withRetry } from '../util/retry.ts';
@@ -32,7 +32,7 @@ const CLOCK_SKEW_MS = 5 * 60_000;
 const MIN_VALIDITY_MS = 3_600_000;
 
 /** The kubelet's usages for an ECDSA client key (no key encipherment). */
-export const KUBELET_CLIENT_USAGES = ['digital signature', 'client auth'] as const;
+const KUBELET_CLIENT_USAGES = ['digital signature', 'client auth'] as const;
 
 /** Where and as whom to ask. */
 export interface KubeletCsrRequest {
@@ -142,7 +142,7 @@ export async function requestKubeletClientCert(r: KubeletCsrRequest): Promise<Ku
       why: `not approved and signed within ${Math.round(timeoutMs / 1000)} s`,
       fix: 'check `kubectl get csr` and the kubeception-csr-approver and kube-controller-manager pods on the control plane',
     });
-  const leaf = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/.exec(certPem)?.[0];
+  const leaf = firstCertificatePem(certPem);
   const bad = (why: string) =>
     new KubeceptionError('join-csr-bad-certificate', {
       what: `CertificateSigningRequest ${csrName}`,
@@ -161,5 +161,5 @@ export async function requestKubeletClientCert(r: KubeletCsrRequest): Promise<Ku
     ...(info.notAfter.getTime() < now + MIN_VALIDITY_MS ? [`it expires at ${info.notAfter.toISOString()}, in less than an hour`] : []),
   ];
   if (problems.length) throw bad(`the issued certificate cannot serve as the kubelet's: ${problems.join('; ')}`);
-  return { certPem: leaf.endsWith('\n') ? leaf : `${leaf}\n`, keyPem, csrName };
+  return { certPem: leaf, keyPem, csrName };
 }

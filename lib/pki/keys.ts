@@ -215,12 +215,21 @@ export function opensslCerts(pems: string[], source: string): X509Certificate[] 
 }
 
 /**
+ * The first `CERTIFICATE` block of a PEM text that may hold more (a chain, or a key after it, as the
+ * kubelet's `kubelet-client-current.pem` does), ending in a newline; undefined if there is none.
+ */
+export function firstCertificatePem(pem: string): string | undefined {
+  const block = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/.exec(pem)?.[0];
+  return block && `${block}\n`;
+}
+
+/**
  * True if the first certificate in `pem` (which may also hold a key, as the kubelet's
  * `kubelet-client-current.pem` does) is signed by `caPem`'s key. Uses OpenSSL, so any key type of
  * the leaf works (the kubelet makes its own client keys).
  */
 export function certSignedBy(pem: string, caPem: string): boolean {
-  const block = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem)?.[0];
+  const block = firstCertificatePem(pem);
   if (!block) return false;
   try {
     const ca = opensslCert(caPem);

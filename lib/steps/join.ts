@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { pollUntil } from '../util/poll.ts';
-import { certSignedBy } from '../pki/keys.ts';
+import { certSignedBy, firstCertificatePem } from '../pki/keys.ts';
 import { anyCertFacts } from '../pki/any-cert.ts';
 import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { discover as discoverClusterInfo } from '../join/client.ts';
@@ -87,7 +87,7 @@ export async function alreadyJoined(ctx: Context): Promise<string | false> {
   if (!ca || !kubeconfig) return false;
   const k = parseKubeconfig(kubeconfig, kubeconfigPaths(ctx.config).kubelet);
   const cert = k.certPem ?? (k.certFile ? await ctx.files.read(k.certFile) : undefined);
-  const leaf = cert && /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(cert)?.[0];
+  const leaf = cert && firstCertificatePem(cert);
   if (!leaf || !certSignedBy(leaf, ca)) return false;
   return anyCertFacts(leaf, k.certFile ?? kubeconfigPaths(ctx.config).kubelet).notAfter.getTime() > Date.now() ? 'already joined: the kubelet has a client certificate from this cluster' : false;
 }
@@ -132,7 +132,6 @@ export async function kubeletClientCert(ctx: Context): Promise<StepOutcome> {
   await writeKubeletClient(ctx, issued.certPem, issued.keyPem);
   const path = kubeconfigPaths(ctx.config).kubelet;
   await ctx.files.write(path, renderKubeconfig({ server: j.apiserver, caPem: j.caPem, user: node, certFile: kubeletClientCurrent(ctx.config) }), { mode: 0o600 });
-  ctx.state.kubeletRestart = true;
   return { changed: true, detail: `CSR ${issued.csrName} approved and signed; ${path} names ${kubeletClientCurrent(ctx.config)}` };
 }
 

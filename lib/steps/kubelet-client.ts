@@ -10,6 +10,7 @@
  * @see k8s.io/client-go/util/certificate/certificate_store.go (the file store the kubelet uses)
  */
 import { join } from 'node:path';
+import { firstCertificatePem } from '../pki/keys.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
@@ -21,9 +22,9 @@ export const kubeletClientCurrent = (config: ResolvedConfig) => join(config.dist
 const block = (pem: string, re: RegExp) => pem.match(re)?.[0];
 /** Splits a combined PEM into its certificate and private key. */
 export function splitPem(pem: string): { certPem?: string; keyPem?: string } {
-  const certPem = block(pem, /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----\n?/);
+  const certPem = firstCertificatePem(pem);
   const keyPem = block(pem, /-----BEGIN (?:RSA |EC )?PRIVATE KEY-----[\s\S]*?-----END (?:RSA |EC )?PRIVATE KEY-----\n?/);
-  return { ...(certPem && { certPem: certPem.endsWith('\n') ? certPem : `${certPem}\n` }), ...(keyPem && { keyPem: keyPem.endsWith('\n') ? keyPem : `${keyPem}\n` }) };
+  return { ...(certPem && { certPem }), ...(keyPem && { keyPem: keyPem.endsWith('\n') ? keyPem : `${keyPem}\n` }) };
 }
 
 /** The kubelet's current client certificate and key: from the file its kubeconfig names, or inline (older kubeconfigs). */
