@@ -16,6 +16,7 @@ import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 import { kubeadmInit } from './kubeadm.ts';
 import { settledControllerManager } from './settle.ts';
+import { timeline } from './timeline.ts';
 
 const s = (ms: number | undefined) => (ms === undefined ? '' : (ms / 1000).toFixed(1));
 const algorithm = process.argv.slice(2).find((a) => !a.startsWith('--'));
@@ -25,6 +26,7 @@ const prefix = process.env.BENCH_PREFIX ?? 'bench';
 interface Run {
   wall: number;
   steps: Map<string, number | 'skipped'>;
+  events: unknown[];
 }
 
 async function kubeception(host: Host, label: string): Promise<Run> {
@@ -37,7 +39,7 @@ async function kubeception(host: Host, label: string): Promise<Run> {
     if (e.event === 'step-done') steps.set(e.step, e.durationMs);
     if (e.event === 'step-skipped') steps.set(e.step, 'skipped');
   }
-  return { wall, steps };
+  return { wall, steps, events: r.events };
 }
 
 function table(cold: Run, noop: Run, settled: Run, settleMs: number, adm: number): void {
@@ -53,6 +55,7 @@ function table(cold: Run, noop: Run, settled: Run, settleMs: number, adm: number
   row('kubeadm init (etcd start included)', [(adm / 1000).toFixed(2)]);
   row('ratio kubeception / kubeadm init', runs.map((r) => (r.wall / adm).toFixed(2)));
   console.log(`  re-run: right after the cold run; settled: once the self-hosted controller-manager led (${s(settleMs)} s after the re-run ended).`);
+  console.log(`  cold run's timeline (s from the task's start):\n${timeline(cold.events).map((l) => `    ${l}`).join('\n')}`);
   console.log('  note: kubeception cold includes TLS etcd, the bootstrap control plane, the self-hosted control plane, the pivot and the join service; kubeadm init stops at static pods (external plain-HTTP etcd, no CoreDNS).');
 }
 

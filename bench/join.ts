@@ -15,6 +15,7 @@ import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
 import { kubeadmInit } from './kubeadm.ts';
 import { settledControllerManager } from './settle.ts';
+import { timeline } from './timeline.ts';
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,6 +55,7 @@ try {
 
   let t0 = Date.now();
   const j = await kc(w!, ['run', 'join', ...args, '--output', 'json'], { timeoutMs: 300_000 });
+  const kcExit = Date.now() - t0;
   if (j.code !== 0) throw new Error(`join failed: ${j.stderr}`);
   const kcReady = await untilReady(cp!, `${prefix}-w`, t0);
   const steps = j.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((e) => e.event === 'step-done' || e.event === 'step-skipped');
@@ -82,6 +84,8 @@ try {
   console.log(`  kubeception run join   ${s(kcReady).padStart(6)} s   ratio to kubeadm join ${(kcReady / admReady).toFixed(2)}`);
   console.log(`  kubeadm join           ${s(admReady).padStart(6)} s`);
   console.log('  kubeception steps: ' + steps.map((e) => `${e.step} ${e.event === 'step-skipped' ? 'skipped' : `${s(e.durationMs)} s`}`).join(', '));
+  console.log(`  timeline (s from the task's start; the CLI exited at ${s(kcExit)} s and the Node was Ready at ${s(kcReady)} s from its start):\n${timeline(j.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))).map((l) => `    ${l}`).join('\n')}`);
+  console.log(`  kubelet-client-cert: ${steps.find((e) => e.step === 'kubelet-client-cert')?.detail ?? '(no detail)'}`);
   console.log('\nanswers/second (200s) from a second bed host (16 connections, ≤3000 requests, ≤20 s per round; limit raised: median of 5 interleaved rounds)');
   console.log(`  rounds (discovery/apiserver req/s): ${rounds.map((r) => `${r.capacity.okRps}/${r.api.okRps}`).join(', ')}`);
   for (const [name, r] of [['discovery, default limit (100/s per client)', limited], ['discovery, limit raised (capacity)', capacity], ['kube-apiserver GET /readyz', api]] as const)

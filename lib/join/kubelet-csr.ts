@@ -53,6 +53,9 @@ export interface KubeletClientCert {
   certPem: string;
   keyPem: string;
   csrName: string;
+  /** ms from the start until the POST was answered, and from then until the certificate was read. */
+  postedMs: number;
+  signedMs: number;
 }
 
 type Csr = { status?: { certificate?: unknown; conditions?: unknown } } | null;
@@ -69,6 +72,7 @@ type Csr = { status?: { certificate?: unknown; conditions?: unknown } } | null;
  * `join-tls-bootstrap` (not approved and signed within `timeoutMs`).
  */
 export async function requestKubeletClientCert(r: KubeletCsrRequest): Promise<KubeletClientCert> {
+  const t0 = Date.now();
   const keyPem = await generatePrivateKey('ECDSA-P256');
   const key = loadPrivateKey(keyPem, 'kubelet client key');
   const commonName = `system:node:${r.nodeName}`;
@@ -101,6 +105,7 @@ export async function requestKubeletClientCert(r: KubeletCsrRequest): Promise<Ku
     throw new KubeceptionError('join-csr-request', { what: `POST ${CSR_PATH} at ${r.server}`, why: `no usable answer (last: ${(err as Error).message})`, fix: 'check that this host reaches the apiserver address in cluster-info, then re-run the join', cause: err });
   });
 
+  const posted = Date.now();
   const url = new URL(`${CSR_PATH}/${csrName}`, r.server);
   const badAnswer = (why: string) =>
     new KubeceptionError('join-csr-request', { what: `GET ${url.pathname} at ${r.server}`, why, fix: 'check the apiserver at the cluster-info address (it must be this cluster\'s), then re-run the join' });
@@ -142,6 +147,7 @@ export async function requestKubeletClientCert(r: KubeletCsrRequest): Promise<Ku
       why: `not approved and signed within ${Math.round(timeoutMs / 1000)} s`,
       fix: 'check `kubectl get csr` and the kubeception-csr-approver and kube-controller-manager pods on the control plane',
     });
+  const signed = Date.now();
   const leaf = firstCertificatePem(certPem);
   const bad = (why: string) =>
     new KubeceptionError('join-csr-bad-certificate', {
@@ -161,5 +167,5 @@ export async function requestKubeletClientCert(r: KubeletCsrRequest): Promise<Ku
     ...(info.notAfter.getTime() < now + MIN_VALIDITY_MS ? [`it expires at ${info.notAfter.toISOString()}, in less than an hour`] : []),
   ];
   if (problems.length) throw bad(`the issued certificate cannot serve as the kubelet's: ${problems.join('; ')}`);
-  return { certPem: leaf, keyPem, csrName };
+  return { certPem: leaf, keyPem, csrName, postedMs: posted - t0, signedMs: signed - posted };
 }

@@ -132,7 +132,7 @@ export async function kubeletClientCert(ctx: Context): Promise<StepOutcome> {
   await writeKubeletClient(ctx, issued.certPem, issued.keyPem);
   const path = kubeconfigPaths(ctx.config).kubelet;
   await ctx.files.write(path, renderKubeconfig({ server: j.apiserver, caPem: j.caPem, user: node, certFile: kubeletClientCurrent(ctx.config) }), { mode: 0o600 });
-  return { changed: true, detail: `CSR ${issued.csrName} approved and signed; ${path} names ${kubeletClientCurrent(ctx.config)}` };
+  return { changed: true, detail: `CSR ${issued.csrName} posted in ${issued.postedMs} ms, approved and signed ${issued.signedMs} ms later; ${path} names ${kubeletClientCurrent(ctx.config)}` };
 }
 
 /**
