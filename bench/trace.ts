@@ -32,8 +32,10 @@ try {
     const msg = typeof j.MESSAGE === 'string' ? j.MESSAGE : Buffer.from(j.MESSAGE).toString();
     if (pats.some((p) => p.test(msg))) rows.push([Number(j.__REALTIME_TIMESTAMP) / 1000, `kubelet: ${msg.replace(/^[IWE]\d+ [\d:.]+\s+\d+ /, '').slice(0, 150)}`]);
   }
-  const pods = JSON.parse(await host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'pods', '-o', 'json'])) as { items: any[] };
-  const evs = JSON.parse(await host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'events', '-o', 'json'])) as { items: any[] };
+  type Pod = { metadata: { name: string; creationTimestamp: string }; status: { conditions?: { type: string; status: string; lastTransitionTime: string }[]; containerStatuses?: { name: string; state?: { running?: { startedAt: string } } }[] } };
+  type Event = { eventTime?: string; firstTimestamp?: string; metadata: { creationTimestamp: string }; involvedObject: { kind: string; name: string }; reason: string; message: string };
+  const pods = JSON.parse(await host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'pods', '-o', 'json'])) as { items: Pod[] };
+  const evs = JSON.parse(await host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'events', '-o', 'json'])) as { items: Event[] };
   for (const p of pods.items) {
     const n = p.metadata.name;
     rows.push([Date.parse(p.metadata.creationTimestamp), `pod ${n} created`]);
