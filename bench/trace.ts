@@ -20,7 +20,11 @@ try {
   await writeConfig(host, { distro: 'debian', networking: { plugin: process.argv[2] ?? 'none' } });
   // The pivot is skipped so that the bootstrap control plane's containers (and their logs) remain.
   const r = await kc(host, ['run', 'bootstrap', '--output', 'json', '--skip', 'kubelet-pivot,remove-bootstrap-control-plane', ...(process.argv.includes('--concurrent') ? ['--concurrent'] : [])], { timeoutMs: 900_000 });
-  if (r.code !== 0) throw new Error(`bootstrap exited ${r.code}\n${r.stderr}`);
+  // A failed run is traced too (its events and the pods say where it stopped).
+  if (r.code !== 0) {
+    console.log(`bootstrap exited ${r.code}\n${r.stderr}`);
+    console.log(await host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'pods', '-o', 'wide']).catch((e: Error) => e.message));
+  }
   const t0 = Date.parse(r.events.find((e) => e.event === 'task-started').time);
   const rel = (ms: number) => ((ms - t0) / 1000).toFixed(2).padStart(6);
   const rows: [number, string][] = [];
@@ -55,7 +59,7 @@ try {
     const lines = (await host.execOk(['cat', f])).split('\n').filter(Boolean);
     lines.forEach((l, i) => {
       const m = /^(\S+) (?:stdout|stderr) [FP] (.*)$/.exec(l);
-      if (m && (i === 0 || (/kube-(apiserver|scheduler|controller-manager)/.test(name) && keep.test(m[2]!)))) rows.push([Date.parse(m[1]!), `log ${name}${i === 0 ? ' (first line)' : ''}: ${m[2]!.replace(/^[IWE]\d+ [\d:.]+\s+\d+ /, '').slice(0, 120)}`]);
+      if (m && (i === 0 || /kubeception-/.test(name) || (/kube-(apiserver|scheduler|controller-manager)/.test(name) && keep.test(m[2]!)))) rows.push([Date.parse(m[1]!), `log ${name}${i === 0 ? ' (first line)' : ''}: ${m[2]!.replace(/^[IWE]\d+ [\d:.]+\s+\d+ /, '').slice(0, 120)}`]);
     });
   }
   rows.sort((a, b) => a[0] - b[0]);

@@ -147,6 +147,42 @@ export function apiServerFlags(config: ResolvedConfig, at: Locate, port: number,
 }
 
 /**
+ * Controllers the bootstrap controller-manager does not run. It lives for about a minute on an empty
+ * cluster, to create and schedule the self-hosted control plane's and the addons' pods (Deployments,
+ * ReplicaSets, DaemonSets, ServiceAccounts and their CA, node CIDRs and taints, EndpointSlices,
+ * CSRs, bootstrap tokens); the self-hosted controller-manager runs every controller after the
+ * hand-off. These have nothing to do in that minute, and the garbage collector and the quota
+ * controller discover every API resource and watch each one: started one after another (in map
+ * order) before the DaemonSet controller, they held up the self-hosted apiserver's pod by ≈ 1.4 s
+ * on the bed, and their watches loaded the bootstrap apiserver while that pod started. Names as
+ * kube-controller-manager v1.34 and v1.35 know them (an unknown name stops it from starting).
+ */
+export const BOOTSTRAP_IDLE_CONTROLLERS = [
+  'garbage-collector-controller',
+  'resourcequota-controller',
+  'namespace-controller',
+  'horizontal-pod-autoscaler-controller',
+  'disruption-controller',
+  'statefulset-controller',
+  'cronjob-controller',
+  'job-controller',
+  'ttl-after-finished-controller',
+  'replicationcontroller-controller',
+  'endpointslice-mirroring-controller',
+  'persistentvolume-binder-controller',
+  'persistentvolume-attach-detach-controller',
+  'persistentvolume-expander-controller',
+  'persistentvolumeclaim-protection-controller',
+  'persistentvolume-protection-controller',
+  'ephemeral-volume-controller',
+  'volumeattributesclass-protection-controller',
+  'resourceclaim-controller',
+  'validatingadmissionpolicy-status-controller',
+  'legacy-serviceaccount-token-cleaner-controller',
+  'taint-eviction-controller',
+] as const;
+
+/**
  * kube-controller-manager's flags: signs CSRs with the cluster CA (kubelet TLS bootstrapping),
  * allocates node CIDRs from `podSubnet`, runs the bootstrap-token controllers.
  * @param kubeconfig path of its kubeconfig inside the container.
@@ -167,7 +203,7 @@ export function controllerManagerFlags(config: ResolvedConfig, at: Locate, kubec
     // kubeadm's set: the bootstrapsigner signs cluster-info per token; the tokencleaner deletes a
     // token Secret when it expires. The join service still answers "expired" for a grace period from
     // kubeception's token index (lib/join/token-index.ts), which holds no secret.
-    controllers: '*,bootstrapsigner,tokencleaner',
+    controllers: instance === 'bootstrap' ? ['*', 'bootstrapsigner', 'tokencleaner', ...BOOTSTRAP_IDLE_CONTROLLERS.map((c) => `-${c}`)].join(',') : '*,bootstrapsigner,tokencleaner',
     kubeconfig,
     'requestheader-client-ca-file': at('front-proxy-ca.crt'),
     'root-ca-file': at('ca.crt'),

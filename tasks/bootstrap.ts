@@ -4,8 +4,8 @@
  * working directory's copy. Steps only export data; nothing runs at import time.
  *
  * preflight → certs → kubeconfig → kubelet-config → bootstrap-control-plane → kubelet-start → etcd →
- * wait-bootstrap-control-plane → self-hosted-control-plane → wait-node-registered →
- * mark-control-plane → addon/kube-proxy → addon/coredns → bootstrap-token → join-service →
+ * wait-bootstrap-control-plane → bootstrap-scheduler → self-hosted-control-plane → wait-node-registered →
+ * mark-control-plane → addon/kube-proxy → addon/coredns → bootstrap-token → join-service → recovery-watcher →
  * wait-self-hosted-control-plane → addon/flannel → apiserver-recovery → wait-join-service → kubelet-pivot →
  * remove-bootstrap-control-plane
  */
@@ -23,6 +23,7 @@ import {
   ensureKubeconfigs,
   ensureKubeletConfig,
   ensureRecovery,
+  ensureRecoveryWatcher,
   markControlPlane,
   networkChecks,
   noPodNetwork,
@@ -39,6 +40,7 @@ import {
   waitNodeRegistered,
   waitSelfHostedControlPlane,
   writeBootstrapControlPlane,
+  writeBootstrapScheduler,
 } from 'kubeception/steps';
 
 export default task('bootstrap', [
@@ -48,7 +50,7 @@ export default task('bootstrap', [
   step('kubelet-config').needs('kubeconfig').title('kubelet-config: config.yaml, unit drop-in, kubeconfig target').run(ensureKubeletConfig),
   step('bootstrap-control-plane')
     .needs('certs', 'kubeconfig')
-    .title('bootstrap-control-plane: static pods for the temporary control plane')
+    .title('bootstrap-control-plane: static pods for the temporary kube-apiserver and kube-controller-manager')
     .skipIf(selfHostedServing)
     .run(writeBootstrapControlPlane),
   step('kubelet-start').needs('kubelet-config', 'bootstrap-control-plane').title('kubelet-start: enable and start the kubelet').run(startKubelet),
@@ -60,8 +62,15 @@ export default task('bootstrap', [
     .title('wait-bootstrap-control-plane: bootstrap kube-apiserver ready')
     .skipIf(selfHostedServing)
     .run(waitBootstrapControlPlane),
-  step('self-hosted-control-plane')
+  // The scheduler starts once the bootstrap apiserver is ready: started beside it, its informers'
+  // first lists are refused (no RBAC roles yet) and back off for seconds before it takes its lease.
+  step('bootstrap-scheduler')
     .needs('wait-bootstrap-control-plane')
+    .title('bootstrap-scheduler: static pod for the temporary kube-scheduler, once the bootstrap apiserver is ready')
+    .skipIf(selfHostedServing)
+    .run(writeBootstrapScheduler),
+  step('self-hosted-control-plane')
+    .needs('wait-bootstrap-control-plane', 'bootstrap-scheduler')
     .title('self-hosted-control-plane: apply kube-apiserver, kube-controller-manager, kube-scheduler')
     .retry({ tries: 3, delayMs: 2_000 })
     .run(applySelfHostedControlPlane),
@@ -82,6 +91,12 @@ export default task('bootstrap', [
     .skipIf(noPodNetwork)
     .run(ensureBootstrapToken),
   step('join-service').needs('bootstrap-token').title('join-service: kubeception in kube-system on NodePort 30000').skipIf(noPodNetwork).run(ensureJoinService),
+  // The watcher unit idles until the last-known-good copy exists: installed while the self-hosted
+  // apiserver starts, its daemon-reload and start watch are off the path to the pivot.
+  step('recovery-watcher')
+    .needs('mark-control-plane')
+    .title('recovery-watcher: the unit that restores the last-known-good kube-apiserver (idle until the copy exists)')
+    .run(ensureRecoveryWatcher),
   step('wait-self-hosted-control-plane')
     .needs('mark-control-plane')
     .title('wait-self-hosted-control-plane: self-hosted kube-apiserver ready 10 times in a row')
@@ -92,7 +107,7 @@ export default task('bootstrap', [
   // apiserver (the watcher idles while bootstrap manifests exist), and the self-hosted pod is Ready
   // now; after the kubelet restart its Ready condition is re-established, which takes seconds.
   step('apiserver-recovery')
-    .needs('wait-self-hosted-control-plane')
+    .needs('wait-self-hosted-control-plane', 'recovery-watcher')
     .title('apiserver-recovery: last-known-good kube-apiserver static pod and its watcher unit')
     .timeout(180_000)
     .run(ensureRecovery),

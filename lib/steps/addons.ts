@@ -17,6 +17,7 @@ import { coreDNSObjects, COREDNS_REPLICAS } from '../../manifests/addons/coredns
 import { flannelObjects } from '../../manifests/addons/flannel.ts';
 import { MANAGED_BY, NAMESPACE } from '../../manifests/common.ts';
 import { cluster } from '../k8s/apiserver.ts';
+import { pollUntil } from '../util/poll.ts';
 import { activeApiserver } from './control-plane.ts';
 import { networkConditions } from './join-network.ts';
 import type { Cluster, KubernetesObject, V1Deployment, V1Node } from '../k8s/client.ts';
@@ -95,23 +96,52 @@ export async function applyCoreDNS(ctx: Context): Promise<StepOutcome> {
   return out;
 }
 
+/** How long {@link noPodNetwork} waits for a Node whose Ready condition does not yet tell about its network, ms. */
+export const NETWORK_VERDICT_TIMEOUT_MS = 30_000;
+
+/** A Ready=False message of a kubelet whose runtime has no pod network (no CNI config loaded). */
+const NO_NETWORK = /network not ready|NetworkReady=false|cni/i;
+
+/**
+ * What a Node's conditions say about its pod network: true (Ready, no `NetworkUnavailable=True`),
+ * false (`NetworkUnavailable=True`, or Ready=False because the runtime's network is not ready), or
+ * undefined (not yet known: no Node, no Ready condition, Unknown, or False for another reason).
+ */
+export function networkVerdict(node: V1Node | undefined): boolean | undefined {
+  const c = networkConditions(node);
+  if (c.ready === 'True') return c.networkUnavailable !== 'True';
+  if (c.networkUnavailable === 'True') return false;
+  const message = node?.status?.conditions?.find((x) => x.type === 'Ready')?.message ?? '';
+  return c.ready === 'False' && NO_NETWORK.test(message) ? false : undefined;
+}
+
 /**
  * True if this node's pod network is up: the Node is Ready (the runtime reports its CNI config
  * loaded) and no `NetworkUnavailable=True` condition is set (flannel sets it False when its routes are up).
+ * With `waitMs`, a Node whose Ready condition does not yet tell about its network — absent, Unknown,
+ * or False for another reason (a kubelet that registered a moment ago reports "container runtime
+ * status check may not have completed yet") — is read again every 250 ms until it does or `waitMs`
+ * passes (never under `--dry-run`): whether bootstrap installs the join service must not depend on
+ * how soon after the Node's registration the question was asked.
  */
-export async function podNetworkReady(ctx: Context): Promise<boolean> {
-  const c = networkConditions(await (await cluster(ctx, await activeApiserver(ctx))).read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }));
-  return c.ready === 'True' && c.networkUnavailable !== 'True';
+export async function podNetworkReady(ctx: Context, waitMs = 0): Promise<boolean> {
+  const api = await cluster(ctx, await activeApiserver(ctx));
+  const ref = { apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } };
+  const verdict = async () => networkVerdict(await api.read<V1Node>(ref));
+  const first = await verdict();
+  if (first !== undefined || waitMs <= 0 || ctx.dryRun) return first ?? false;
+  return (await pollUntil(async () => (await verdict()) ?? undefined, { timeoutMs: waitMs, intervalMs: 250, signal: ctx.signal })) ?? false;
 }
 
 /**
  * `skipIf` of the join-service steps: when kubeception installs no pod network (`networking.plugin:
- * none` now, or flannel recorded as disabled earlier) and none is up on this node yet, the join
- * service's pod cannot start; say so instead of waiting for it.
+ * none` now, or flannel recorded as disabled earlier) and none is up on this node, the join
+ * service's pod cannot start; say so instead of waiting for it. A Node registered a moment ago is
+ * given up to {@link NETWORK_VERDICT_TIMEOUT_MS} to report its network.
  */
 export async function noPodNetwork(ctx: Context): Promise<string | false> {
-  if (await podNetworkReady(ctx)) return false;
   const off = disabledByConfig(ctx.config, 'flannel') || (await disabledAddons(await cluster(ctx, await activeApiserver(ctx)))).flannel;
   if (!off) return false;
+  if (await podNetworkReady(ctx, NETWORK_VERDICT_TIMEOUT_MS)) return false;
   return `no pod network on this node yet (flannel is disabled: ${off}): install a network plugin, then re-run bootstrap to start the join service`;
 }

@@ -54,21 +54,44 @@ export async function activeApiserver(ctx: Pick<Context, 'files' | 'config'>): P
   return (await bootstrapManifestsPresent(ctx)).length > 0 && (await probeApiserver(ctx, 'bootstrap')) === undefined ? 'bootstrap' : 'final';
 }
 
-/** `bootstrap-control-plane`: writes the bootstrap static pods. */
-export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
+/**
+ * The bootstrap kube-scheduler's manifest, written by `bootstrap-scheduler` once the bootstrap
+ * apiserver is ready rather than with the other two: started beside the apiserver, the scheduler
+ * lists its informers before the apiserver's RBAC roles exist, is refused, and its informers back
+ * off (0.8 s, 1.6 s, 3.2 s, jittered) — it waits for them before it takes its lease, and the
+ * self-hosted apiserver's pod waited for the scheduler (seen on the bed: synced 4 s after the
+ * apiserver served).
+ */
+const BOOTSTRAP_SCHEDULER = 'bootstrap-kube-scheduler.yaml';
+
+/** Writes `pods` into `staticPodPath`; a changed manifest owes the kubelet a restart. @returns the files written. */
+async function writeStaticPods(ctx: Context, pods: { file: string; pod: object }[], first?: () => void): Promise<string[]> {
   const written: string[] = [];
-  for (const [i, { file, pod }] of bootstrapStaticPods(ctx.config).entries()) {
+  for (const [i, { file, pod }] of pods.entries()) {
     const path = join(ctx.config.distro.paths.staticPodPath, file);
     const text = toYaml(pod);
     const current = await ctx.files.read(path);
     // A running kubelet does not reliably replace a static pod whose manifest changed while the old
     // instance is stuck (seen: an image-pull back-off kept the corrected pod from ever starting);
-    // a changed manifest therefore owes the kubelet a restart (kubelet-start does it).
+    // a changed manifest therefore owes the kubelet a restart (kubelet-start or kubelet-pivot does it).
     if (current !== undefined && current !== text) await markPending(ctx, kubeletRestart(ctx));
     if (await ctx.files.write(path, text, { mode: 0o644 })) written.push(file);
-    if (i === 0) crashPoint('first-manifest-written');
+    if (i === 0) first?.();
   }
+  return written;
+}
+
+/** `bootstrap-control-plane`: writes the bootstrap kube-apiserver and kube-controller-manager static pods. */
+export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
+  const pods = bootstrapStaticPods(ctx.config).filter((p) => p.file !== BOOTSTRAP_SCHEDULER);
+  const written = await writeStaticPods(ctx, pods, () => crashPoint('first-manifest-written'));
   return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifests up to date' };
+}
+
+/** `bootstrap-scheduler`: writes the bootstrap kube-scheduler static pod (after the bootstrap apiserver is ready). */
+export async function writeBootstrapScheduler(ctx: Context): Promise<StepOutcome> {
+  const written = await writeStaticPods(ctx, bootstrapStaticPods(ctx.config).filter((p) => p.file === BOOTSTRAP_SCHEDULER));
+  return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifest up to date' };
 }
 
 /** `wait-bootstrap-control-plane`: the bootstrap apiserver answers /readyz. */

@@ -163,17 +163,38 @@ export async function installRecoveryWatcher(ctx: Context): Promise<string[]> {
   return changed;
 }
 
+/**
+ * The bootstrap's `recovery-watcher` step: installs the watcher unit ahead of `apiserver-recovery`,
+ * while the self-hosted apiserver starts. It idles until the last-known-good copy exists and while
+ * bootstrap manifests exist, so it is safe before the copy; enabling it (a daemon-reload) and its
+ * 300 ms start watch then no longer follow the stability check.
+ */
+export async function ensureRecoveryWatcher(ctx: Context): Promise<StepOutcome> {
+  const changed = await installRecoveryWatcher(ctx);
+  return { changed: changed.length > 0, detail: changed.join(', ') || 'watcher up to date' };
+}
+
 /** The `apiserver-recovery` step: refresh the last-known-good manifest, install the watcher. */
 export async function ensureRecovery(ctx: Context): Promise<StepOutcome> {
   // The watcher is installed while the copy waits for the pod's Ready condition: it acts only once
   // the copy exists (its loop skips while the last-known-good manifest is absent). Both finish
   // before an error of either is reported.
-  const [r, i] = await Promise.allSettled([renderRecoveryManifest(ctx), installRecoveryWatcher(ctx)]);
+  const t0 = Date.now();
+  const ms: number[] = [];
+  const timed = async <T>(i: number, p: Promise<T>): Promise<T> => {
+    try {
+      return await p;
+    } finally {
+      ms[i] = Date.now() - t0;
+    }
+  };
+  const [r, i] = await Promise.allSettled([timed(0, renderRecoveryManifest(ctx)), timed(1, installRecoveryWatcher(ctx))]);
   if (r.status === 'rejected') throw r.reason;
   if (i.status === 'rejected') throw i.reason;
   const rendered = r.value;
   const installed = i.value;
   if (rendered === undefined) ctx.log.warn('the kube-apiserver DaemonSet rollout is not complete: kept the previous recovery manifest');
   const changed = [...(rendered ?? []), ...installed];
-  return { changed: changed.length > 0, detail: changed.length ? `${changed.length} change(s): ${installed.join(', ') || 'recovery manifest refreshed'}` : 'recovery manifest and watcher up to date' };
+  const took = `copy ${((ms[0] ?? 0) / 1000).toFixed(2)} s, watcher ${((ms[1] ?? 0) / 1000).toFixed(2)} s`;
+  return { changed: changed.length > 0, detail: `${changed.length ? `${changed.length} change(s): ${installed.join(', ') || 'recovery manifest refreshed'}` : 'recovery manifest and watcher up to date'} (${took})` };
 }

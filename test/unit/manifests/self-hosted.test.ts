@@ -94,6 +94,10 @@ describe('selfHostedObjects', () => {
     }
   });
 
+  it('the self-hosted kube-controller-manager runs every controller kubeadm runs (--controllers=*,bootstrapsigner,tokencleaner)', () => {
+    assert.equal(flagsOf(containerOf('Deployment', 'kube-controller-manager')).get('controllers'), '*,bootstrapsigner,tokencleaner');
+  });
+
   it('the controllers talk to the final apiserver of their own node (loopback), not the bootstrap one nor the first node', () => {
     for (const c of ['kube-controller-manager', 'kube-scheduler']) assert.equal(parseKubeconfig(secretData(c).kubeconfig!, c).server, 'https://127.0.0.1:6443');
     assert.throws(() => selfHostedObjects(config, sampleSecrets(config, apiserverUrls(config).final)), /not the node-local final apiserver/);

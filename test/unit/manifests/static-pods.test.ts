@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../../lib/errors.ts';
 import { kubeconfigPaths } from '../../../lib/k8s/endpoints.ts';
-import { RESERVED_FLAGS } from '../../../manifests/flags.ts';
+import { BOOTSTRAP_IDLE_CONTROLLERS, RESERVED_FLAGS } from '../../../manifests/flags.ts';
 import { bootstrapStaticPods } from '../../../manifests/static-pods.ts';
 import { flagsOf, sampleConfig } from './fixtures.ts';
 
@@ -112,11 +112,21 @@ describe('bootstrapStaticPods', () => {
     ['cluster-signing-cert-file', pki('ca.crt')], ['cluster-signing-key-file', pki('ca.key')],
     ['root-ca-file', pki('ca.crt')], ['client-ca-file', pki('ca.crt')], ['requestheader-client-ca-file', pki('front-proxy-ca.crt')],
     ['service-account-private-key-file', pki('sa.key')], ['use-service-account-credentials', 'true'],
-    ['controllers', '*,bootstrapsigner,tokencleaner'], ['allocate-node-cidrs', 'true'], ['cluster-cidr', '10.244.0.0/16'],
+    ['allocate-node-cidrs', 'true'], ['cluster-cidr', '10.244.0.0/16'],
     ['service-cluster-ip-range', '10.96.0.0/12'], ['cluster-name', 'kubernetes'],
   ];
   for (const [flag, value] of cmTable)
     it(`kube-controller-manager --${flag}=${value}`, () => assert.equal(flags('kube-controller-manager').get(flag), value));
+
+  it('the bootstrap kube-controller-manager runs kubeadm\'s controller set without the ones idle in its minute (garbage collector, quota, volumes, workloads other than Deployments and DaemonSets)', () => {
+    const controllers = flags('kube-controller-manager').get('controllers')!.split(',');
+    assert.deepEqual(controllers.slice(0, 3), ['*', 'bootstrapsigner', 'tokencleaner']);
+    const off = new Set(controllers.filter((c) => c.startsWith('-')).map((c) => c.slice(1)));
+    for (const c of ['garbage-collector-controller', 'resourcequota-controller', ...BOOTSTRAP_IDLE_CONTROLLERS]) assert.ok(off.has(c), c);
+    // What the bootstrap's pods need stays on.
+    for (const c of ['daemonset-controller', 'deployment-controller', 'replicaset-controller', 'serviceaccount-controller', 'root-ca-certificate-publisher-controller', 'node-ipam-controller', 'node-lifecycle-controller', 'endpointslice-controller', 'certificatesigningrequest-signing-controller', 'bootstrap-signer-controller'])
+      assert.ok(!off.has(c), `${c} must run in the bootstrap controller-manager`);
+  });
 
   it('kube-scheduler: --secure-port=10359 on 127.0.0.1, leader election on', () => {
     const f = flags('kube-scheduler');
