@@ -14,7 +14,7 @@ import { bootHost, REPO_ROOT, type Host } from '../test/bed/bed.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
 import { kubeadmInit } from './kubeadm.ts';
-import { settledControllerManager } from './settle.ts';
+import { csrSignerSynced, settledControllerManager } from './settle.ts';
 import { timeline } from './timeline.ts';
 
 const s = (ms: number) => (ms / 1000).toFixed(1);
@@ -47,22 +47,36 @@ try {
   if (boot.code !== 0) throw new Error(`bootstrap failed: ${boot.stderr}`);
   const args = boot.stdout.split('\n').find((l) => l.includes('kubeception run join'))!.trim().split(/\s+/).slice(4);
   const id = args[args.indexOf('--token') + 1]!.slice(0, 6);
-  // Steady state, as on the kubeadm side (whose controller-manager leads from its start): right after
-  // a bootstrap the self-hosted controller-manager waits out the removed bootstrap one's lease (8 s),
-  // and no CSR is signed meanwhile. Wait until the bootstrap one is gone and the lease is renewed.
+  // Steady state on both sides: right after a bootstrap the self-hosted controller-manager waits out
+  // the removed bootstrap one's lease (8 s), and no CSR is signed meanwhile; then it starts its
+  // controllers (≈ 3 s before its CSR signer's informer syncs). Each side's join is timed once its
+  // controller-manager's CSR signer has synced (bench/settle.ts).
   const handOff = await settledControllerManager(cp!);
-  console.log(`  (the self-hosted controller-manager led ${s(handOff)} s after the bootstrap ended)`);
+  console.log(`  (the self-hosted controller-manager led and its CSR signer had synced ${s(handOff)} s after the bootstrap ended)`);
 
   let t0 = Date.now();
   const j = await kc(w!, ['run', 'join', ...args, '--output', 'json'], { timeoutMs: 300_000 });
   const kcExit = Date.now() - t0;
   if (j.code !== 0) throw new Error(`join failed: ${j.stderr}`);
   const kcReady = await untilReady(cp!, `${prefix}-w`, t0);
+  // When the approver (in the cluster, its own log's timestamps; same clock) approved the CSR, from the CLI's start.
+  const csrName = /CSR (node-csr-\S+)/.exec(j.stdout)?.[1];
+  const approverLog = await cp!.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'logs', 'deploy/kubeception-csr-approver']);
+  const approved = approverLog.stdout.split('\n').find((l) => csrName && l.includes(csrName) && l.includes('approved'));
+  const approvedAt = approved ? (Date.parse(approved.split(' ')[0]!) - t0) / 1000 : undefined;
+  const journal = await w!.exec(['journalctl', '-u', 'kubelet', '-o', 'short-unix', '--no-pager']);
+  const milestones = [/Started kubelet\.service/, /"Starting kubelet main sync loop"/, /"Successfully registered node"/, /"Fast updating node status as it just became ready"/];
+  const seen = milestones.map((m) => journal.stdout.split('\n').find((l) => m.test(l))).map((l) => (l ? `${((Number(l.split(' ')[0]) * 1000 - t0) / 1000).toFixed(2)} ${/"([^"]+)"|Started kubelet\.service/.exec(l)?.[0] ?? ''}` : '?'));
   const steps = j.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((e) => e.event === 'step-done' || e.event === 'step-skipped');
 
   // Peer: kubeadm init + kubeadm join on two identical fresh hosts (external etcd: Debian's, no TLS).
   await kubeadmInit(acp!);
   const admJoin = (await acp!.execOk(['kubeadm', 'token', 'create', '--print-join-command'])).trim().split(/\s+/).slice(1);
+  // As on the kubeception side: its controller-manager signs CSRs at once.
+  for (let i = 0; !(await csrSignerSynced(acp!, `kube-controller-manager-${prefix}-acp`)); i++) {
+    if (i > 240) throw new Error("kubeadm's controller-manager did not sync its CSR signer within 60 s");
+    await sleep(250);
+  }
   t0 = Date.now();
   await aw!.execOk(['kubeadm', ...admJoin, '--ignore-preflight-errors=all', `--node-name=${prefix}-aw`], { timeoutMs: 300_000 });
   const admReady = await untilReady(acp!, `${prefix}-aw`, t0);
@@ -85,7 +99,8 @@ try {
   console.log(`  kubeadm join           ${s(admReady).padStart(6)} s`);
   console.log('  kubeception steps: ' + steps.map((e) => `${e.step} ${e.event === 'step-skipped' ? 'skipped' : `${s(e.durationMs)} s`}`).join(', '));
   console.log(`  timeline (s from the task's start; the CLI exited at ${s(kcExit)} s and the Node was Ready at ${s(kcReady)} s from its start):\n${timeline(j.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))).map((l) => `    ${l}`).join('\n')}`);
-  console.log(`  kubelet-client-cert: ${steps.find((e) => e.step === 'kubelet-client-cert')?.detail ?? '(no detail)'}`);
+  console.log(`  the worker's kubelet (journal, s from the CLI's start): ${seen.join('; ')}`);
+  console.log(`  kubelet-client-cert: ${steps.find((e) => e.step === 'kubelet-client-cert')?.detail ?? '(no detail)'}; the approver approved it at ${approvedAt?.toFixed(2) ?? '?'} s from the CLI's start`);
   console.log('\nanswers/second (200s) from a second bed host (16 connections, ≤3000 requests, ≤20 s per round; limit raised: median of 5 interleaved rounds)');
   console.log(`  rounds (discovery/apiserver req/s): ${rounds.map((r) => `${r.capacity.okRps}/${r.api.okRps}`).join(', ')}`);
   for (const [name, r] of [['discovery, default limit (100/s per client)', limited], ['discovery, limit raised (capacity)', capacity], ['kube-apiserver GET /readyz', api]] as const)

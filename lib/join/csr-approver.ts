@@ -9,7 +9,7 @@
  * controller-manager's csrapprover (kubeadm's `node-autoapprove-certificate-rotation`).
  * @see kubernetes/pkg/controller/certificates/approver/sarapprove.go (isNodeClientCert)
  */
-import { csrSubject, type CsrSubject } from '../pki/x509.ts';
+import { csrSubject, preloadCsrParser, type CsrSubject } from '../pki/x509.ts';
 import { Cluster } from '../k8s/client.ts';
 import { nameTakenReason, type NodeLike } from './node-name.ts';
 
@@ -53,6 +53,8 @@ export async function decide(csr: CsrLike, node: (name: string) => NodeLike | un
 /** Runs the approver until `signal` aborts: informers on CSRs and Nodes; decisions as they come. */
 export function runApprover(log: (line: string) => void, kubeconfig = 'in-cluster', signal?: AbortSignal): void {
   const api = new Cluster(kubeconfig, kubeconfig === 'in-cluster' ? 'service account' : 'kubeconfig');
+  // Loaded now, not when the first node's CSR arrives (which would wait for the modules to load).
+  preloadCsrParser().catch((err: Error) => log(`loading the CSR parser: ${err.message}`));
   const inFlight = new Set<string>();
   const nodes = api.watch<NodeLike & { metadata?: { name?: string } }>({ apiVersion: 'v1', kind: 'Node', path: '/api/v1/nodes' }, () => sweep(), { log });
   const csrs = api.watch<CsrLike & { metadata?: { name?: string } }>({ apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests' }, () => sweep(), { log });

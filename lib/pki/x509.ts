@@ -390,6 +390,11 @@ export interface CsrSubject {
   organizations: string[];
 }
 
+/** Loads the CSR parser ahead of the first {@link csrSubject} (a long-running approver: its first CSR, a joining node's, then waits for no module load). */
+export async function preloadCsrParser(): Promise<void> {
+  await Promise.all([load(), import('@peculiar/asn1-csr')]);
+}
+
 /**
  * The subject of a PEM `CERTIFICATE REQUEST` (any key type: the kubelet's CSRs carry ECDSA P-256 keys).
  * @throws Error if the text is not one well-formed CSR.

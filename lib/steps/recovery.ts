@@ -109,20 +109,47 @@ async function servedHere(ctx: Context, api: Cluster, ds: V1DaemonSet): Promise<
 export async function renderRecoveryManifest(ctx: Context, timeoutMs = 120_000): Promise<string[] | undefined> {
   const p = recoveryPaths(ctx.config);
   const api = await cluster(ctx, 'final');
-  const ds = await rolledOutDaemonSet(ctx, api, timeoutMs);
-  if (!ds) return undefined;
-  const volumes = projectedVolumes(ds, p.volumesDir);
+  // Cheap check first: when the current DaemonSet renders exactly the content on disk, that copy
+  // was written once its rollout had served, and writing it again needs no new proof (a converged
+  // re-run does not wait for the pod's Ready condition, which a kubelet restart resets for seconds);
+  // the writes below then only repair modes.
+  const current = await api.read<V1DaemonSet>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: NAMESPACE } }).catch(() => undefined);
+  let copy = current && (await renderedCopy(ctx, api, current));
+  if (!copy?.onDisk) {
+    const ds = await rolledOutDaemonSet(ctx, api, timeoutMs);
+    if (!ds) return undefined;
+    copy = await renderedCopy(ctx, api, ds);
+  }
   const changed: string[] = [];
   await ctx.files.mkdir(p.dir, 0o700);
-  for (const v of volumes) {
-    const files = await volumeFiles(api, v);
-    for (const [name, data] of files)
-      if (await ctx.files.write(join(v.hostDir, name), data, { mode: 0o600, dirMode: 0o700 })) changed.push(join(v.hostDir, name));
-    for (const stale of (await ctx.files.list(v.hostDir)).filter((f) => !files.has(f)))
-      if (await ctx.files.remove(join(v.hostDir, stale))) changed.push(join(v.hostDir, stale));
-  }
-  if (await ctx.files.write(p.manifest, toYaml(recoveryStaticPod(ds, volumes, ctx.config.localAPIEndpoint.advertiseAddress)), { mode: 0o600, dirMode: 0o700 })) changed.push(p.manifest);
+  for (const [path, data] of copy.files) if (await ctx.files.write(path, data, { mode: 0o600, dirMode: 0o700 })) changed.push(path);
+  for (const path of copy.stale) if (await ctx.files.remove(path)) changed.push(path);
   return changed;
+}
+
+/**
+ * The last-known-good copy `ds` renders: each volume file and the manifest (`files`), the volume
+ * files on disk it no longer has (`stale`), and whether the disk already holds exactly that content
+ * (`onDisk`; modes not compared). Reads the volumes' Secrets and ConfigMaps; writes nothing.
+ */
+async function renderedCopy(ctx: Context, api: Cluster, ds: V1DaemonSet): Promise<{ files: [string, string | Uint8Array][]; stale: string[]; onDisk: boolean }> {
+  const p = recoveryPaths(ctx.config);
+  const volumes = projectedVolumes(ds, p.volumesDir);
+  const files: [string, string | Uint8Array][] = [];
+  const stale: string[] = [];
+  for (const v of volumes) {
+    const data = await volumeFiles(api, v);
+    for (const [name, bytes] of data) files.push([join(v.hostDir, name), bytes]);
+    for (const name of await ctx.files.list(v.hostDir)) if (!data.has(name)) stale.push(join(v.hostDir, name));
+  }
+  files.push([p.manifest, toYaml(recoveryStaticPod(ds, volumes, ctx.config.localAPIEndpoint.advertiseAddress))]);
+  // Byte-exact for UTF-8 content (certificates, keys, kubeconfigs); anything else reads as different.
+  const same = async ([path, data]: [string, string | Uint8Array]) => {
+    const text = await ctx.files.read(path);
+    return text !== undefined && Buffer.from(text, 'utf8').equals(Buffer.from(data));
+  };
+  const onDisk = stale.length === 0 && (await Promise.all(files.map(same))).every(Boolean);
+  return { files, stale, onDisk };
 }
 
 /** Writes the watcher script and unit; enables it; (re)starts it if either changed or it is not active. @returns what changed. */
