@@ -114,7 +114,8 @@ export async function renderRecoveryManifest(ctx: Context, timeoutMs = 120_000):
   // re-run does not wait for the pod's Ready condition, which a kubelet restart resets for seconds);
   // the writes below then only repair modes.
   const current = await api.read<V1DaemonSet>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: NAMESPACE } }).catch(() => undefined);
-  let copy = current && (await renderedCopy(ctx, api, current));
+  // Any error here (an apiserver rolling, a Secret not yet readable) only sends it the long way.
+  let copy = current && (await renderedCopy(ctx, api, current).catch(() => undefined));
   if (!copy?.onDisk) {
     const ds = await rolledOutDaemonSet(ctx, api, timeoutMs);
     if (!ds) return undefined;
