@@ -74,7 +74,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     assert.equal(await w1.exists('/var/lib/kubelet/bootstrap-kubeconfig'), false, 'no bootstrap kubeconfig (it would hold the token)');
     // The kubelet started once, with the certificate run join obtained: the only CSR this token
     // posted is the one kubeception made (a kubelet bootstrapping on its own would post another).
-    const made = /CSR (node-csr-[\w-]+) approved/.exec(r.events.find((e) => e.event === 'step-done' && e.step === 'kubelet-client-cert')?.detail ?? '')?.[1];
+    const made = /CSR (node-csr-[\w-]+) posted in \d+ ms, approved and signed/.exec(r.events.find((e) => e.event === 'step-done' && e.step === 'kubelet-client-cert')?.detail ?? '')?.[1];
     assert.ok(made, 'kubelet-client-cert names its CSR');
     const byToken = (await kubectl('get', 'csr', '-o', 'jsonpath={range .items[*]}{.metadata.name} {.spec.username}{"\\n"}{end}')).split('\n').filter((l) => l.endsWith(` system:bootstrap:${token.slice(0, 6)}`));
     assert.deepEqual(byToken, [`${made} system:bootstrap:${token.slice(0, 6)}`]);
