@@ -94,6 +94,19 @@ export async function writeBootstrapScheduler(ctx: Context): Promise<StepOutcome
   return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifest up to date' };
 }
 
+/**
+ * For a site task file copied before `bootstrap-scheduler` existed (it never writes the bootstrap
+ * scheduler, and nothing would bind the self-hosted pods): while a bootstrap control plane is
+ * present and its scheduler's manifest is not, writes it, with a warning. A no-op otherwise.
+ * @returns true if it wrote the manifest.
+ */
+export async function bootstrapSchedulerFallback(ctx: Pick<Context, 'files' | 'config' | 'log' | 'dryRun'>): Promise<boolean> {
+  const present = await bootstrapManifestsPresent(ctx);
+  if (present.length === 0 || present.includes(BOOTSTRAP_SCHEDULER)) return false;
+  ctx.log.warn(`this task file has no bootstrap-scheduler step (a copy from an older kubeception?): writing ${BOOTSTRAP_SCHEDULER} now; copy the package's tasks/bootstrap.ts again to start the scheduler as soon as the bootstrap apiserver is ready`);
+  return (await writeStaticPods(ctx as Context, bootstrapStaticPods(ctx.config).filter((p) => p.file === BOOTSTRAP_SCHEDULER))).length > 0;
+}
+
 /** `wait-bootstrap-control-plane`: the bootstrap apiserver answers /readyz. */
 export async function waitBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: false, detail: 'would wait for the bootstrap kube-apiserver /readyz' };
@@ -125,6 +138,7 @@ export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOut
     for (const ref of changed) ctx.log.info(`applied ${ref}`);
     return { changed: changed.length > 0, detail: `${changed.length} object(s) changed via the final apiserver${rolled.length ? `; rolled one at a time: ${rolled.join(', ')}` : ''}` };
   }
+  await bootstrapSchedulerFallback(ctx);
   const half = Math.ceil(objects.length / 2);
   const changed = await api.apply(objects.slice(0, half));
   crashPoint('partly-applied');
