@@ -13,7 +13,7 @@ import { sampleConfig } from '../pki/fixtures.ts';
 function fakeCtx(initial: string[]) {
   const config = sampleConfig();
   const dir = config.distro.paths.staticPodPath;
-  const files = new Map(initial.map((f) => [join(dir, f), 'apiVersion: v1\n'] as const));
+  const files = new Map<string, string>(initial.map((f) => [join(dir, f), 'apiVersion: v1\n']));
   const warnings: string[] = [];
   const ctx = {
     config,
