@@ -88,9 +88,12 @@ export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutc
   return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifests up to date' };
 }
 
+/** Writes the bootstrap kube-scheduler's manifest. @returns true if it changed. */
+const writeSchedulerManifest = async (ctx: Context) => (await writeStaticPods(ctx, bootstrapStaticPods(ctx.config).filter((p) => p.file === BOOTSTRAP_SCHEDULER))).length > 0;
+
 /** `bootstrap-scheduler`: writes the bootstrap kube-scheduler static pod (after the bootstrap apiserver is ready). */
 export async function writeBootstrapScheduler(ctx: Context): Promise<StepOutcome> {
-  const written = await writeStaticPods(ctx, bootstrapStaticPods(ctx.config).filter((p) => p.file === BOOTSTRAP_SCHEDULER));
+  const written = (await writeSchedulerManifest(ctx)) ? [BOOTSTRAP_SCHEDULER] : [];
   return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifest up to date' };
 }
 
@@ -100,11 +103,11 @@ export async function writeBootstrapScheduler(ctx: Context): Promise<StepOutcome
  * present and its scheduler's manifest is not, writes it, with a warning. A no-op otherwise.
  * @returns true if it wrote the manifest.
  */
-export async function bootstrapSchedulerFallback(ctx: Pick<Context, 'files' | 'config' | 'log' | 'dryRun'>): Promise<boolean> {
+export async function bootstrapSchedulerFallback(ctx: Context): Promise<boolean> {
   const present = await bootstrapManifestsPresent(ctx);
   if (present.length === 0 || present.includes(BOOTSTRAP_SCHEDULER)) return false;
   ctx.log.warn(`this task file has no bootstrap-scheduler step (a copy from an older kubeception?): writing ${BOOTSTRAP_SCHEDULER} now; copy the package's tasks/bootstrap.ts again to start the scheduler as soon as the bootstrap apiserver is ready`);
-  return (await writeStaticPods(ctx as Context, bootstrapStaticPods(ctx.config).filter((p) => p.file === BOOTSTRAP_SCHEDULER))).length > 0;
+  return writeSchedulerManifest(ctx);
 }
 
 /** `wait-bootstrap-control-plane`: the bootstrap apiserver answers /readyz. */

@@ -207,22 +207,12 @@ export async function ensureRecovery(ctx: Context): Promise<StepOutcome> {
   // The watcher is installed while the copy waits for the pod's Ready condition: it acts only once
   // the copy exists (its loop skips while the last-known-good manifest is absent). Both finish
   // before an error of either is reported.
-  const t0 = Date.now();
-  const ms: number[] = [];
-  const timed = async <T>(i: number, p: Promise<T>): Promise<T> => {
-    try {
-      return await p;
-    } finally {
-      ms[i] = Date.now() - t0;
-    }
-  };
-  const [r, i] = await Promise.allSettled([timed(0, renderRecoveryManifest(ctx)), timed(1, installRecoveryWatcher(ctx))]);
+  const [r, i] = await Promise.allSettled([renderRecoveryManifest(ctx), installRecoveryWatcher(ctx)]);
   if (r.status === 'rejected') throw r.reason;
   if (i.status === 'rejected') throw i.reason;
   const rendered = r.value;
   const installed = i.value;
   if (rendered === undefined) ctx.log.warn('the kube-apiserver DaemonSet rollout is not complete: kept the previous recovery manifest');
   const changed = [...(rendered ?? []), ...installed];
-  const took = `copy ${((ms[0] ?? 0) / 1000).toFixed(2)} s, watcher ${((ms[1] ?? 0) / 1000).toFixed(2)} s`;
-  return { changed: changed.length > 0, detail: `${changed.length ? `${changed.length} change(s): ${installed.join(', ') || 'recovery manifest refreshed'}` : 'recovery manifest and watcher up to date'} (${took})` };
+  return { changed: changed.length > 0, detail: changed.length ? `${changed.length} change(s): ${installed.join(', ') || 'recovery manifest refreshed'}` : 'recovery manifest and watcher up to date' };
 }
