@@ -20,7 +20,7 @@ test('plan bootstrap: ordered steps with their needs', async () => {
   assert.ok(ids.indexOf('join-service') < ids.indexOf('wait-self-hosted-control-plane'), 'the join service goes in while the self-hosted apiserver starts');
   assert.ok(ids.indexOf('apiserver-recovery') < ids.indexOf('kubelet-pivot'), 'the recovery copy is in place before the pivot');
   assert.ok(ids.indexOf('wait-bootstrap-control-plane') < ids.indexOf('bootstrap-scheduler') && ids.indexOf('bootstrap-scheduler') < ids.indexOf('self-hosted-control-plane'), 'the bootstrap scheduler starts once the bootstrap apiserver is ready, before the self-hosted pods exist');
-  assert.ok(ids.indexOf('recovery-watcher') < ids.indexOf('wait-self-hosted-control-plane'), 'the watcher unit goes in while the self-hosted apiserver starts');
+  assert.ok(ids.includes('recovery-watcher') && ids.indexOf('recovery-watcher') < ids.indexOf('wait-self-hosted-control-plane'), 'the watcher unit goes in while the self-hosted apiserver starts');
   assert.match(lines[1]!, /needs: preflight/);
   assert.match(lines[ids.indexOf('etcd')]!, /needs: certs$|needs: certs\s/);
 });
