@@ -15,6 +15,7 @@
  * @see kubernetes/cmd/kubeadm/app/discovery/token/token.go (RetrieveValidatedConfigInfo)
  */
 import { request } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, X509Certificate } from 'node:crypto';
 import { InputError, KubeceptionError } from '../errors.ts';
 import { withRetry } from '../util/retry.ts';
@@ -85,17 +86,36 @@ function notJoinService(base: string, url: URL, status: number, code: string | u
   });
 }
 
-/** Fetches cluster-info + JWS for the token id; retries connection errors, 429 and 503 until `timeoutMs`. */
+/**
+ * How often (ms) a token the service calls `not-signed-yet` is asked for again. The controller-manager's
+ * bootstrapsigner signs a new token within a fraction of a second once it runs, so a join started right
+ * after `token create` would otherwise sleep out the service's whole-second `Retry-After` and a backoff
+ * (kubeadm polls cluster-info every 5 s for it: constants.DiscoveryRetryInterval). Four requests a
+ * second stay far under the service's per-client limit (100/s).
+ */
+export const NOT_SIGNED_POLL_MS = 250;
+
+/**
+ * Fetches cluster-info + JWS for the token id; retries connection errors, 429 and 503 until `timeoutMs`
+ * (a token not signed yet every {@link NOT_SIGNED_POLL_MS}, the others with backoff).
+ */
 async function fetchClusterInfo(base: string, id: string, timeoutMs: number, signal?: AbortSignal): Promise<{ kubeconfig: string; jws: string }> {
   const url = new URL(`/cluster-info?token-id=${id}`, base);
+  const deadline = Date.now() + timeoutMs;
   try {
     return await withRetry(async () => {
-      const r = await call(url, { timeoutMs: 5_000 });
-      let body: { code?: string; message?: string; kubeconfig?: unknown; jws?: unknown } = {};
-      try {
-        body = JSON.parse(r.body);
-      } catch {
-        /* below */
+      let r: Reply;
+      let body: { code?: string; message?: string; kubeconfig?: unknown; jws?: unknown };
+      for (;;) {
+        r = await call(url, { timeoutMs: 5_000 });
+        body = {};
+        try {
+          body = JSON.parse(r.body);
+        } catch {
+          /* below */
+        }
+        if (r.status !== 503 || body.code !== 'not-signed-yet' || Date.now() + NOT_SIGNED_POLL_MS >= deadline) break;
+        await sleep(NOT_SIGNED_POLL_MS, undefined, { signal });
       }
       if (r.status === 200 && typeof body.kubeconfig === 'string' && typeof body.jws === 'string') return { kubeconfig: body.kubeconfig, jws: body.jws };
       if (body.code === 'token-expired') throw new JoinRefused('join-token-expired', { what: `--token ${id}.…`, why: body.message ?? 'the token has expired', fix: newTokenFix });

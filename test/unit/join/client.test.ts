@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import { X509Certificate } from 'node:crypto';
-import { discover, spkiHash } from '../../../lib/join/client.ts';
+import { discover, NOT_SIGNED_POLL_MS, spkiHash } from '../../../lib/join/client.ts';
 import { serveJoin, type DiscoverySource } from '../../../lib/join/server.ts';
 import { clusterInfoKubeconfig } from '../../../lib/join/cluster-info.ts';
 import { signDetached } from '../../../lib/join/jws.ts';
@@ -102,6 +102,32 @@ describe('join client discovery', () => {
       await refused(discover(at(signed.port), TOKEN, [`sha256:${'1'.repeat(64)}`], 5_000), 'join-ca-hash-mismatch');
     } finally {
       await signed.close();
+    }
+  });
+
+  test('a token signed while discovery waits: asked again every NOT_SIGNED_POLL_MS, done within two polls of the signature', async () => {
+    const kubeconfig = clusterInfoKubeconfig('https://10.250.9.9:6443', clusterCa.certPem);
+    const jws: Record<string, string> = {};
+    const index: TokenIndex = new Map([['abcdef', entryFor(Date.now() + 3_600_000)]]);
+    const leaf = await makeLeaf(impostorCa, 'transport');
+    const answers: number[] = [];
+    const late = await serveJoin({ listen: '127.0.0.1:0', tls: leaf, source: source(kubeconfig, jws, index), log: () => void answers.push(Date.now()) });
+    try {
+      const signature = await signDetached(kubeconfig, 'abcdef', SECRET);
+      let signedAt = 0;
+      const timer = setTimeout(() => {
+        jws.abcdef = signature;
+        signedAt = Date.now();
+      }, 600);
+      const got = await discover(at(late.port), TOKEN, [pin], 10_000);
+      const doneAt = Date.now();
+      clearTimeout(timer);
+      assert.equal(got.server, 'https://10.250.9.9:6443');
+      assert.ok(signedAt > 0, 'discovery returned before the token was signed');
+      assert.ok(answers.length >= 2, `asked while unsigned ${answers.length} time(s)`);
+      assert.ok(doneAt - signedAt <= 2 * NOT_SIGNED_POLL_MS, `done ${doneAt - signedAt} ms after the signature (polls every ${NOT_SIGNED_POLL_MS} ms)`);
+    } finally {
+      await late.close();
     }
   });
 
