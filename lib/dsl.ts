@@ -126,14 +126,24 @@ export function step<const Id extends string, C = Context>(id: Id): Step<C, Id> 
 export interface Task<C = Context, Ids extends string = string> {
   readonly name: string;
   readonly steps: readonly Step<C, Ids>[];
+  /**
+   * True: steps whose needs are all met run at the same time (as with `run --concurrent`); a failed
+   * step then stops only the steps that need it. The task's author vouches that no two steps without
+   * a need between them write the same file or unit.
+   */
+  readonly concurrent?: boolean;
 }
 
-/** Bundles steps into a task. Declaration order breaks ties in the execution order. */
+/**
+ * Bundles steps into a task. Declaration order breaks ties in the execution order.
+ * `opts.concurrent`: see {@link Task.concurrent} (default false: one step at a time).
+ */
 export function task<const S extends readonly Step<C, string>[], C = Context>(
   name: string,
   steps: S,
+  opts: { concurrent?: boolean } = {},
 ): Task<C, S[number]['spec']['id']> {
-  return Object.freeze({ name, steps: Object.freeze([...steps]) }) as Task<C, S[number]['spec']['id']>;
+  return Object.freeze({ name, steps: Object.freeze([...steps]), ...(opts.concurrent && { concurrent: true }) }) as Task<C, S[number]['spec']['id']>;
 }
 
 /** One edit of a task by a distro or site. */

@@ -53,7 +53,7 @@ export function applyEdits<C>(t: Task<C>, edits: readonly Edit<C>[], source: str
       }
     }
   }
-  return Object.freeze({ name: t.name, steps: Object.freeze(steps) });
+  return Object.freeze({ name: t.name, steps: Object.freeze(steps), ...(t.concurrent && { concurrent: true }) });
 }
 
 /**

@@ -107,6 +107,8 @@ export function afterWrites(err: unknown, changed: readonly string[]): unknown {
  */
 export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts: RunnerOptions): Promise<RunResult> {
   const specs = order(task);
+  // `run --concurrent`, or a task that declares itself concurrent (DSL `task(…, { concurrent: true })`).
+  const concurrent = opts.concurrent === true || task.concurrent === true;
   armCrashPoints(task);
   const started = Date.now();
   const emit = (e: RunEvent) => opts.sink?.({ ...e, time: new Date().toISOString() } as RunEvent & { time: string });
@@ -128,7 +130,7 @@ export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts
       task: async (_: unknown, t: { skip(m?: string): void; output: string | undefined; title: string }) => {
         try {
           await Promise.all(spec.needs.map((n) => settled.get(n)!.promise));
-          const cause = spec.needs.map((n) => (failed.has(n) ? n : blocked.get(n))).find(Boolean) ?? (!opts.concurrent ? [...failed.keys()][0] : undefined);
+          const cause = spec.needs.map((n) => (failed.has(n) ? n : blocked.get(n))).find(Boolean) ?? (!concurrent ? [...failed.keys()][0] : undefined);
           const reason = cause ? `not run: step ${cause} failed` : selectionReason(spec.id, opts);
           if (cause) blocked.set(spec.id, cause);
           const log: Logger = {
@@ -167,7 +169,7 @@ export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts
       },
     })),
     {
-      concurrent: opts.concurrent ?? false,
+      concurrent,
       exitOnError: false,
       renderer: opts.renderer === 'silent' ? 'silent' : 'default',
       fallbackRenderer: 'simple',

@@ -5,9 +5,9 @@
  * `kubeception certs upload` printed) a further control-plane node with a stacked etcd member.
  * Copy to ./tasks/join.ts on a site to customise; nothing runs at import time.
  *
- * worker:        preflight → discovery → kubelet-config → kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap →
- *                wait-node-network
- * control plane: preflight → discovery → control-plane-certs → certs → kubeconfig → etcd-join → kubelet-config →
+ * worker:        preflight → discovery → kubelet-config ‖ kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap →
+ *                wait-node-network   (‖: at the same time — the task is concurrent)
+ * control plane: preflight → discovery → control-plane-certs → certs → kubeconfig → etcd-join → kubelet-config ‖
  *                kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap → mark-control-plane → control-plane-spread →
  *                wait-local-apiserver → apiserver-recovery
  */
@@ -59,12 +59,12 @@ export default task('join', [
     .run(joinEtcd),
   step('kubelet-config').needs('discovery', 'etcd-join').title('kubelet-config: CA, config.yaml, drop-in').run(writeWorkerKubelet),
   step('kubelet-client-cert')
-    .needs('kubelet-config')
+    .needs('discovery', 'etcd-join')
     .title("kubelet-client-cert: the kubelet's client certificate by CSR (bootstrap token), before it starts")
     .skipIf(alreadyJoined)
     .timeout(260_000)
     .run(kubeletClientCert),
-  step('kubelet-start').needs('kubelet-client-cert').title('kubelet-start: enable and start the kubelet').run(startKubelet),
+  step('kubelet-start').needs('kubelet-config', 'kubelet-client-cert').title('kubelet-start: enable and start the kubelet').run(startKubelet),
   step('wait-kubelet-bootstrap').needs('kubelet-start').title('wait-kubelet-bootstrap: the kubelet runs with its client certificate').run(waitKubeletBootstrap),
   step('mark-control-plane').needs('wait-kubelet-bootstrap').title('mark-control-plane: label and taint the Node').skipIf(notControlPlaneJoin).run(markJoinedControlPlane),
   step('control-plane-spread')
@@ -90,4 +90,6 @@ export default task('join', [
     .skipIf(networkWaitNotRequested)
     .timeout(NODE_NETWORK_TIMEOUT_MS + 30_000)
     .run(waitNodeNetwork),
-]);
+  // Steps without a need between them run at once: the kubelet's files are written while its CSR
+  // waits for approval. None of them writes another's files.
+], { concurrent: true });

@@ -27,8 +27,11 @@ export interface StartOptions {
 export interface Systemd {
   /** `systemctl daemon-reload`. */
   reload(): Promise<void>;
-  /** `systemctl enable UNIT…`; returns true if a symlink changed. */
-  enable(units: string[]): Promise<boolean>;
+  /**
+   * `systemctl enable UNIT…`; returns true if a symlink changed. A change is followed by a
+   * daemon-reload unless `opts.reload` is false (`--no-reload`: the caller reloads later itself).
+   */
+  enable(units: string[], opts?: { reload?: boolean }): Promise<boolean>;
   /** `systemctl disable UNIT…`; returns true if a symlink changed. Optional for test doubles. */
   disable?(units: string[]): Promise<boolean>;
   /** Starts (`mode` `start`) or restarts a unit and waits for its job. @throws UnitError if the job fails. */
@@ -136,9 +139,9 @@ export class DbusSystemd implements Systemd {
     return this.call('daemon-reload', (m) => m.Reload!());
   }
 
-  async enable(units: string[]): Promise<boolean> {
+  async enable(units: string[], opts: { reload?: boolean } = {}): Promise<boolean> {
     const [, changes] = (await this.call(`enable ${units.join(' ')}`, (m) => m.EnableUnitFiles!(units, false, true))) as [boolean, unknown[]];
-    if ((changes as unknown[]).length) await this.reload();
+    if ((changes as unknown[]).length && opts.reload !== false) await this.reload();
     return (changes as unknown[]).length > 0;
   }
 

@@ -68,3 +68,10 @@ test('overrides: an unknown id is a typed error naming it', () => {
   const o = overrides<typeof base>().remove('nope' as 'pre');
   assert.throws(() => applyEdits(base, o.edits, 'distros/x/overrides.ts'), (e: any) => e.code === 'task-override' && /nope/.test(e.what) && /distros\/x/.test(e.what));
 });
+
+test('overrides keep a task concurrent (a distro edit of the join task does not serialise it)', () => {
+  const concurrent = task<readonly any[], Ctx>('c', [step('pre'), step('mid').needs('pre')], { concurrent: true });
+  const edited = applyEdits(concurrent, overrides<typeof concurrent>().insertAfter('pre', step('x')).edits, 'test');
+  assert.equal(edited.concurrent, true);
+  assert.equal(applyEdits(base, overrides<typeof base>().remove('pre').edits, 'test').concurrent, undefined);
+});

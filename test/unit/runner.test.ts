@@ -90,6 +90,18 @@ test('concurrent: independent steps overlap, dependents wait', async () => {
   assert.ok(spans.c![0] >= Math.max(spans.a![1], spans.b![1]), 'c starts after a and b');
 });
 
+test('a task declared concurrent (task(…, { concurrent: true })) overlaps its independent steps without --concurrent', async () => {
+  const spans: Record<string, [number, number]> = {};
+  const timed = (id: string) => async () => { const s = Date.now(); await sleep(150); spans[id] = [s, Date.now()]; return NO; };
+  const steps = [step('a').run(timed('a')), step('b').run(timed('b')), step('c').needs('a', 'b').run(timed('c'))] as const;
+  const { result } = await run(task<readonly any[], Ctx>('t', steps, { concurrent: true }));
+  assert.equal(result.status, 'done');
+  assert.ok(spans.a![0] < spans.b![1] && spans.b![0] < spans.a![1], 'a and b overlap');
+  assert.ok(spans.c![0] >= Math.max(spans.a![1], spans.b![1]), 'c starts after a and b');
+  await run(task<readonly any[], Ctx>('t', steps));
+  assert.ok(spans.b![0] >= spans.a![1] || spans.a![0] >= spans.b![1], 'without the declaration, one step at a time');
+});
+
 test('a step that returns no outcome fails with step-outcome-missing (void is not "unchanged")', async () => {
   const t = task<readonly any[], Ctx>('t', [step('silent').run((() => undefined) as never)]);
   const { result, events } = await run(t);
