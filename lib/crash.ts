@@ -6,7 +6,9 @@
  * reaches them) — e.g. between a config write and the restart that applies it.
  *
  * If the named point is not reached because its step is skipped, the first point after it in
- * {@link crashPoints} order is taken instead, so a walk over the list always kills the process.
+ * {@link crashPoints} order is taken instead, so a walk over the list always kills the process. In a
+ * concurrent run only a later point of the named step or of a step that needs it (directly or not)
+ * stands in: a step running beside it reaches its points at any time.
  * Unset (every real run), every call is a no-op.
  *
  * Host effects: only when the variable is set — one line on stderr, then SIGKILL of this process.
@@ -44,15 +46,21 @@ export const MID_POINTS: Record<string, Record<string, readonly string[]>> = {
 
 const current = new AsyncLocalStorage<{ task: string; step: string }>();
 let order_: string[] | undefined;
+/** Concurrent runs only: step → every step it needs, directly or not. */
+let needsOf: Map<string, Set<string>> | undefined;
 
 /** Every crash point of `task`, in the order a cold run reaches them. */
 export function crashPoints<C>(task: Task<C>): string[] {
   return order(task).flatMap((s) => [`${s.id}:before`, ...(MID_POINTS[task.name]?.[s.id] ?? []).map((m) => `${s.id}:${m}`), `${s.id}:after`]);
 }
 
-/** Called by the runner once per run: remembers the task's point order (for the skipped-point rule). */
-export function armCrashPoints<C>(task: Task<C>): void {
+/** Called by the runner once per run: remembers the task's point order (for the skipped-point rule) and, for a concurrent run, what each step needs. */
+export function armCrashPoints<C>(task: Task<C>, concurrent = false): void {
   order_ = process.env[CRASH_ENV] ? crashPoints(task) : undefined;
+  needsOf = undefined;
+  if (!order_ || !concurrent) return;
+  needsOf = new Map();
+  for (const s of order(task)) needsOf.set(s.id, new Set(s.needs.flatMap((n) => [n, ...(needsOf!.get(n) ?? [])])));
 }
 
 /** Runs `fn` as step `step` of `task`, so {@link crashPoint} calls inside name their step. */
@@ -66,6 +74,8 @@ function reached(name: string): void {
   const at = order_?.indexOf(name) ?? -1;
   const want = order_?.indexOf(target) ?? -1;
   if (name !== target && !(want >= 0 && at > want)) return;
+  const [step, targetStep] = [name.slice(0, name.lastIndexOf(':')), target.slice(0, target.lastIndexOf(':'))];
+  if (name !== target && needsOf && step !== targetStep && !needsOf.get(step)?.has(targetStep)) return;
   writeSync(2, `kubeception: crash point ${name}: SIGKILL (${CRASH_ENV}=${target})\n`);
   process.kill(process.pid, 'SIGKILL');
 }

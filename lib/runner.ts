@@ -109,7 +109,7 @@ export async function runTask<C>(task: Task<C>, makeCtx: ContextFactory<C>, opts
   const specs = order(task);
   // `run --concurrent`, or a task that declares itself concurrent (DSL `task(…, { concurrent: true })`).
   const concurrent = opts.concurrent === true || task.concurrent === true;
-  armCrashPoints(task);
+  armCrashPoints(task, concurrent);
   const started = Date.now();
   const emit = (e: RunEvent) => opts.sink?.({ ...e, time: new Date().toISOString() } as RunEvent & { time: string });
   emit({ event: 'task-started', task: task.name, steps: specs.map((s) => s.id), dryRun: false });

@@ -68,3 +68,26 @@ test('bootstrap and join: every step has a before and after point; mid points be
   }
   assert.ok(crashPoints(bootstrap).length >= 2 * bootstrap.steps.length + 8);
 });
+
+// A concurrent task: b runs beside a and reaches its points while a is still before its mid point.
+const CONCURRENT_CHILD = `
+const { step, task } = await import('${LIB}dsl.ts');
+const { runTask } = await import('${LIB}runner.ts');
+const { crashPoint, MID_POINTS } = await import('${LIB}crash.ts');
+MID_POINTS.t = { a: ['half'] };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const t = task('t', [
+  step('a').run(async () => { await sleep(300); console.log('a first half'); crashPoint('half'); return { changed: true }; }),
+  step('b').run(() => { console.log('ran b'); return { changed: true }; }),
+  step('c').needs('a', 'b').run(() => { console.log('ran c'); return { changed: true }; }),
+], { concurrent: true });
+const r = await runTask(t, () => ({}), { renderer: 'silent' });
+console.log('finished', r.status);
+`;
+
+test('a concurrent task: a step running beside the named one does not stand in for its point', () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CONCURRENT_CHILD], { env: { ...process.env, KUBECEPTION_CRASH_AT: 'a:half' }, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.signal, 'SIGKILL');
+  assert.match(r.stderr, /crash point a:half: SIGKILL/);
+  assert.deepEqual(r.stdout.trim().split('\n'), ['ran b', 'a first half']);
+});
