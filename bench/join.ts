@@ -11,7 +11,7 @@
  * (`--rate-limit 1000000`, the service's capacity; 5 rounds interleaved with the apiserver's, medians
  * compared). Prints seconds, kubeception's per-step times (JSON events) and ratios; asserts nothing.
  *
- * Usage (root): `npm run bench -- join` (host names `<BENCH_PREFIX or bj>-cp`, `-w`, `-w2`, `-acp`, `-aw`, `-aw2`).
+ * Usage (root): `npm run bench -- join` (host names `<BENCH_PREFIX or bj>-cp`, `-w`, `-acp`, `-aw`; `BENCH_JOIN_ROUNDS`, default 3).
  */
 import { bootHost, REPO_ROOT, type Host } from '../test/bed/bed.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
@@ -97,7 +97,9 @@ async function undoKubeadmJoin(acp: Host, aw: Host): Promise<void> {
   await acp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, 'delete', 'node', aw.name, '--wait=true']);
 }
 
-const middle = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The middle element of `xs` by `key` (the upper one of an even count). */
+const median = <T>(xs: readonly T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
+const middle = (xs: readonly number[]) => median(xs, (x) => x);
 const ROUNDS = Number(process.env.BENCH_JOIN_ROUNDS ?? 3);
 
 const hosts: Host[] = [];
@@ -187,9 +189,8 @@ try {
   // is at the mercy of whatever else the 2 cores do; the median of 5 of each is compared.
   const rounds: { capacity: Load; api: Load }[] = [];
   for (let i = 0; i < 5; i++) rounds.push({ capacity: await load(w!, discovery), api: await load(w!, `https://${cp!.ip}:6443/readyz`) });
-  const median = (xs: Load[]) => [...xs].sort((a, b) => a.okRps - b.okRps)[Math.floor(xs.length / 2)]!;
-  const capacity = median(rounds.map((r) => r.capacity));
-  const api = median(rounds.map((r) => r.api));
+  const capacity = median(rounds.map((r) => r.capacity), (l) => l.okRps);
+  const api = median(rounds.map((r) => r.api), (l) => l.okRps);
 
   const list = (xs: number[]) => xs.map((x) => s(x)).join(', ');
   console.log(`\njoin → Node Ready: ${ROUNDS} rounds per side, alternating, same machine, same script; each side once its controller-manager signs CSRs; median [every round]`);

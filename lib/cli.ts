@@ -167,16 +167,11 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const orderOnly = dry && args['order-only'] === true;
     const taskFile = await findTaskFile(args.task, io.cwd, PACKAGE_DIR);
     const where = { packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined };
-    // The task file and the run's modules load while the site config compiles (esbuild, in a process
-    // of its own): ≈ 0.1 s less before a join's first step. A config error is still reported first.
-    const taskLoad = loadTaskFile(taskFile);
-    taskLoad.catch(() => undefined);
-    if (!orderOnly) void Promise.all([import('./runtime.ts'), import('./runner.ts'), import('./run-output.ts')]).catch(() => undefined);
     // --order-only reads nothing on the host and validates nothing: the config's distro picks the overrides.
     const loaded = orderOnly ? undefined : await loadConfig(where);
     const peeked = loaded ? { file: loaded.file, distro: loaded.config.distro.name } : await (await import('./config/load.ts')).peekConfig(where);
     for (const id of loaded?.config.ignorePreflightErrors ?? []) (options.ignorePreflightErrors as Set<string>).add(id);
-    const task = await applyDistroOverrides(await taskLoad, peeked.distro, PACKAGE_DIR);
+    const task = await applyDistroOverrides(await loadTaskFile(taskFile), peeked.distro, PACKAGE_DIR);
     for (const f of ['only', 'skip'] as const)
       if (f in args && list(args[f]).length === 0) throw usageError(`--${f} needs a comma-separated list of step ids`);
     const sel = { only: list(args.only), skip: list(args.skip) };
