@@ -8,7 +8,7 @@
  *    answer comes from the cluster that holds this token. Else stop (exit 2).
  * 3. Every certificate in the answer's CA data is parsed; one of them must match one of the
  *    `--ca-cert-hash` pins (SHA-256 of its SubjectPublicKeyInfo). Else stop (exit 2), naming the
- *    hashes presented.
+ *    hashes presented. Only the pinned certificates are kept: they alone are trusted from then on.
  * Nothing from an answer reaches disk before all three pass; the token's secret never leaves the
  * worker here. It is used afterwards only against the verified apiserver, over TLS trusting only
  * the verified CA ({@link checkNodeName}, then the kubelet client certificate's CSR: lib/join/kubelet-csr.ts).
@@ -149,13 +149,20 @@ export function parseBundle(caPem: string, base: string): X509Certificate[] {
 export const spkiHash = (c: X509Certificate) => `sha256:${createHash('sha256').update(c.publicKey.export({ type: 'spki', format: 'der' })).digest('hex')}`;
 
 /**
- * Checks the pins: some certificate of the bundle must match some pin (kubeadm's any-of).
- * @throws InputError `join-ca-hash-mismatch` naming the hashes presented.
+ * Checks the pins and keeps only what they pin: the certificates of the bundle whose public key
+ * matches a pin (kubeadm's any-of decides whether the bundle passes). The rest of a signed bundle is
+ * dropped: a party that knows the token and sits on the unauthenticated discovery path could add its
+ * own CA to the bundle, and whatever this returns becomes the trust for the apiserver connection, the
+ * worker's `ca.crt` and the kubelet's `clientCAFile`.
+ * @returns the pinned certificates as a PEM bundle (bundle order, each ending in a newline).
+ * @throws InputError `join-ca-hash-mismatch` naming the hashes presented; `join-ca-invalid` (see {@link parseBundle}).
  */
-export function verifyPins(caPem: string, pins: readonly string[], base: string): void {
-  const hashes = parseBundle(caPem, base).map(spkiHash);
+export function verifyPins(caPem: string, pins: readonly string[], base: string): string {
+  const certs = parseBundle(caPem, base);
+  const hashes = certs.map(spkiHash);
   const want = new Set(pins.map((p) => p.toLowerCase()));
-  if (hashes.some((h) => want.has(h))) return;
+  const pinned = certs.filter((_, i) => want.has(hashes[i]!));
+  if (pinned.length) return pinned.map((c) => (c.toString().endsWith('\n') ? c.toString() : `${c.toString()}\n`)).join('');
   throw new InputError('join-ca-hash-mismatch', {
     what: `--ca-cert-hash for ${base}`,
     why: `the cluster's CA hashes to ${hashes.join(', ')}, none of the pins (${pins.join(', ')}); it may not be your cluster — the token secret was not sent`,
@@ -180,6 +187,5 @@ export async function discover(base: string, token: string, pins: readonly strin
     });
   const info = readClusterInfo(answer.kubeconfig);
   if (!info) throw new InputError('join-ca-invalid', { what: `cluster-info from ${base}`, why: 'its kubeconfig has no server or no CA data', fix: 'check the cluster-info ConfigMap in kube-public' });
-  verifyPins(info.caPem, pins, base);
-  return info;
+  return { server: info.server, caPem: verifyPins(info.caPem, pins, base) };
 }

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import { X509Certificate } from 'node:crypto';
-import { discover, NOT_SIGNED_POLL_MS, spkiHash } from '../../../lib/join/client.ts';
+import { discover, NOT_SIGNED_POLL_MS, parseBundle, spkiHash } from '../../../lib/join/client.ts';
 import { serveJoin, type DiscoverySource } from '../../../lib/join/server.ts';
 import { clusterInfoKubeconfig } from '../../../lib/join/cluster-info.ts';
 import { signDetached } from '../../../lib/join/jws.ts';
@@ -92,13 +92,16 @@ describe('join client discovery', () => {
     assert.ok(err.why.includes(pin), 'names the presented hash');
   });
 
-  test('a signed bundle is accepted when a pinned CA is in it, refused when none is', async () => {
+  test('a signed bundle with an unpinned CA in it: only the pinned CA is kept as trust; refused when none is pinned', async () => {
     const bundle = impostorCa.certPem + clusterCa.certPem;
     const kubeconfig = clusterInfoKubeconfig('https://cp.example:6443', bundle);
     impostorAnswer = () => ({ kubeconfig, jws: '' });
     const signed = await serveJoin({ listen: '127.0.0.1:0', tls: await makeLeaf(impostorCa, 't'), source: source(kubeconfig, { abcdef: await signDetached(kubeconfig, 'abcdef', SECRET) }), log: () => undefined });
     try {
-      assert.equal((await discover(at(signed.port), TOKEN, [pin], 5_000)).caPem, bundle);
+      const trust = (await discover(at(signed.port), TOKEN, [pin], 5_000)).caPem;
+      const kept = parseBundle(trust, 'test').map(spkiHash);
+      assert.deepEqual(kept, [pin], 'the impostor CA the signed bundle carried is dropped');
+      assert.ok(!trust.includes(impostorCa.certPem.trim().split('\n')[1]!), 'no line of the impostor CA is left');
       await refused(discover(at(signed.port), TOKEN, [`sha256:${'1'.repeat(64)}`], 5_000), 'join-ca-hash-mismatch');
     } finally {
       await signed.close();
