@@ -10,6 +10,7 @@ import { RealFiles } from './host/files.ts';
 import { cluster } from './k8s/apiserver.ts';
 import { parseDuration, remainingMs } from './join/token.ts';
 import { caCertHash, createToken, deleteToken, joinCommand, syncTokenIndex } from './join/tokens-api.ts';
+import { readIdentities } from './join/node-identities.ts';
 import type { Redactor } from './events.ts';
 import type { ResolvedConfig } from './types.ts';
 
@@ -38,16 +39,17 @@ export async function tokenCommand(sub: string | undefined, args: Args, config: 
   }
   if (sub === 'list') {
     const now = new Date();
-    const tokens = await syncTokenIndex(api);
+    const [tokens, { tokens: bought }] = await Promise.all([syncTokenIndex(api), readIdentities(api)]);
+    // joinedNode: the node the token bought (a token buys one: lib/join/node-identities.ts).
     if (args.output === 'json') {
-      for (const t of tokens) io.stdout(`${JSON.stringify({ id: t.id, expiration: t.expiration ?? null, usages: t.usages, groups: t.groups, description: t.description })}\n`);
+      for (const t of tokens) io.stdout(`${JSON.stringify({ id: t.id, expiration: t.expiration ?? null, usages: t.usages, groups: t.groups, description: t.description, joinedNode: bought.get(t.id)?.node ?? null })}\n`);
       return ExitCode.ok;
     }
-    io.stdout(`${'TOKEN ID'.padEnd(10)}${'TTL'.padEnd(10)}${'EXPIRES'.padEnd(22)}USAGES / DESCRIPTION\n`);
+    io.stdout(`${'TOKEN ID'.padEnd(10)}${'TTL'.padEnd(10)}${'EXPIRES'.padEnd(22)}${'JOINED NODE'.padEnd(20)}USAGES / DESCRIPTION\n`);
     for (const t of tokens) {
       const left = remainingMs(t, now);
       const ttl = left === Number.POSITIVE_INFINITY ? '<forever>' : left <= 0 ? '<expired>' : `${Math.floor(left / 3_600_000)}h${Math.floor((left % 3_600_000) / 60_000)}m`;
-      io.stdout(`${t.id.padEnd(10)}${ttl.padEnd(10)}${(t.expiration ?? '-').padEnd(22)}${t.usages.join(',')} / ${t.description}\n`);
+      io.stdout(`${t.id.padEnd(10)}${ttl.padEnd(10)}${(t.expiration ?? '-').padEnd(22)}${(bought.get(t.id)?.node ?? '<none>').padEnd(20)}${t.usages.join(',')} / ${t.description}\n`);
     }
     return ExitCode.ok;
   }

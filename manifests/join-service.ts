@@ -2,8 +2,8 @@
  * The join service as cluster objects: kubeception itself (`kubeception serve-join`) as a one-replica
  * Deployment on a control-plane node behind NodePort {@link JOIN_NODE_PORT}, serving kubeadm's token
  * discovery (see lib/join/server.ts). It holds no secret and can read no Secret: its ServiceAccount may
- * only get/list/watch two ConfigMaps, kube-public/cluster-info and kube-system's token index (RBAC
- * `resourceNames`; the informers select them by `metadata.name`). Its serving certificate is
+ * only get/list/watch three ConfigMaps, kube-public/cluster-info and kube-system's token index and node
+ * identity record (RBAC `resourceNames`; the informers select them by `metadata.name`). Its serving certificate is
  * self-signed, for transport only — it is not from the cluster CA, so it is never valid as the
  * apiserver's (authenticity comes from the token signature and the CA pin the worker checks).
  *
@@ -18,6 +18,7 @@ import { KubeceptionError } from '../lib/errors.ts';
 import { JOIN_NODE_PORT } from '../lib/constants.ts';
 import { CLUSTER_INFO_NAME, CLUSTER_INFO_NAMESPACE } from '../lib/join/cluster-info.ts';
 import { TOKEN_INDEX_NAME } from '../lib/join/token-index.ts';
+import { NODE_IDENTITIES } from '../lib/join/node-identities.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
 import { controlPlaneSelector, controlPlaneTolerations, MANAGED_BY, NAMESPACE, type Manifest, type ManifestObject } from './common.ts';
 
@@ -64,10 +65,10 @@ export function checkJoinServiceInput(p: JoinServiceInput): void {
     if (!text.includes('-----BEGIN ')) throw bad(`tls.${field}`, 'missing or not PEM', 'pass the join service transport certificate and its key as PEM');
 }
 
-/** get/list/watch on one named ConfigMap, and its binding to the join ServiceAccount. */
-export function configMapReader(namespace: string, configMap: string): [Manifest<V1Role>, Manifest<V1RoleBinding>] {
+/** get/list/watch on the named ConfigMaps of one namespace, and its binding to the join ServiceAccount. */
+export function configMapReader(namespace: string, ...configMaps: string[]): [Manifest<V1Role>, Manifest<V1RoleBinding>] {
   return [
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: metadata(JOIN_READER_ROLE, namespace), rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'], resourceNames: [configMap] }] },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: metadata(JOIN_READER_ROLE, namespace), rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'], resourceNames: configMaps }] },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: metadata(JOIN_READER_ROLE, namespace),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: JOIN_READER_ROLE },
@@ -149,7 +150,7 @@ export function joinServiceObjects(config: ResolvedConfig, p: JoinServiceInput):
   return [
     serviceAccount,
     ...configMapReader(CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_NAME),
-    ...configMapReader(NAMESPACE, TOKEN_INDEX_NAME),
+    ...configMapReader(NAMESPACE, TOKEN_INDEX_NAME, NODE_IDENTITIES),
     tlsSecret,
     joinDeployment(p.image, config.localAPIEndpoint.bindPort),
     joinServiceNodePort(),

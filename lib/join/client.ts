@@ -3,7 +3,7 @@
  *
  * 1. `GET <url>/cluster-info?token-id=<id>` over TLS that trusts nothing (transport only: any address
  *    of the cluster works, a NodePort of any node or a DNS alias). Only the token's public *id* is sent.
- *    "unknown" / "expired" answers are final (exit 2).
+ *    "unknown" / "expired" / "used" answers are final (exit 2).
  * 2. The detached JWS of the answer must verify (HS256) with the token's secret: proof that the
  *    answer comes from the cluster that holds this token. Else stop (exit 2).
  * 3. Every certificate in the answer's CA data is parsed; one of them must match one of the
@@ -120,6 +120,7 @@ async function fetchClusterInfo(base: string, id: string, timeoutMs: number, sig
       if (r.status === 200 && typeof body.kubeconfig === 'string' && typeof body.jws === 'string') return { kubeconfig: body.kubeconfig, jws: body.jws };
       if (body.code === 'token-expired') throw new JoinRefused('join-token-expired', { what: `--token ${id}.…`, why: body.message ?? 'the token has expired', fix: newTokenFix });
       if (body.code === 'token-unknown') throw new JoinRefused('join-token-unknown', { what: `--token ${id}.…`, why: body.message ?? 'the token is unknown', fix: newTokenFix });
+      if (body.code === 'token-used') throw new JoinRefused('join-token-used', { what: `--token ${id}.…`, why: 'the token has already joined a node, and a bootstrap token buys one node (nothing on this host was changed)', fix: newTokenFix });
       // Any other client error is final: something answered, but not the join service (e.g. the apiserver's port).
       if (r.status >= 400 && r.status < 500 && r.status !== 429) throw notJoinService(base, url, r.status, body.code);
       if (r.status === 429 || r.status === 503) await new Promise((res) => setTimeout(res, Math.min(r.retryAfterS ?? 1, 10) * 1000));
@@ -172,7 +173,7 @@ export function verifyPins(caPem: string, pins: readonly string[], base: string)
 
 /**
  * Discovery: fetch, verify the signature, verify the pins.
- * @throws JoinRefused `join-token-unknown` / `join-token-expired`; InputError `join-signature-invalid`,
+ * @throws JoinRefused `join-token-unknown` / `join-token-expired` / `join-token-used`; InputError `join-signature-invalid`,
  * `join-ca-hash-mismatch`, `join-ca-invalid` (all exit 2); KubeceptionError `join-unreachable`.
  */
 export async function discover(base: string, token: string, pins: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<Discovered> {

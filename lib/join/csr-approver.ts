@@ -2,16 +2,24 @@
  * kubeception's approver of new-node client CSRs (`kubeception approve-csrs`, the
  * kubeception-csr-approver Deployment). It replaces kubeadm's blanket auto-approval binding for
  * bootstrap tokens (`kubeadm:node-autoapprove-bootstrap`): a CSR posted with a bootstrap token
- * (user `system:bootstrap:<id>`) for signer `kubernetes.io/kube-apiserver-client-kubelet` is
- * approved only if it is a well-formed kubelet client request (CN `system:node:<name>`, O exactly
- * `system:nodes`, client usages only) AND `<name>` is neither a control-plane node nor a Ready Node;
- * otherwise it is denied with a reason. Renewals by nodes themselves are left to the
- * controller-manager's csrapprover (kubeadm's `node-autoapprove-certificate-rotation`).
+ * (user `system:bootstrap:<id>`) for signer `kubernetes.io/kube-apiserver-client-kubelet` is approved
+ * only if
+ * 1. it is a well-formed kubelet client request (CN `system:node:<name>`, O exactly `system:nodes`,
+ *    client usages only), and
+ * 2. the node identity record (lib/join/node-identities.ts) lets the token buy `<name>`: no Node of
+ *    that name exists (Ready or not; read live), the name is not held by a control-plane node, and
+ *    the token has bought no other name — the record is written (conditionally on its resourceVersion)
+ *    *before* the approval, so two CSRs of one token cannot both win.
+ * Otherwise it is denied with a reason (`KubeceptionNotNodeClient`, `KubeceptionInvalidRequest`,
+ * `KubeceptionNodeNameTaken`, `KubeceptionNameReserved`, `KubeceptionTokenUsed`). Decisions run one at
+ * a time. Renewals by nodes themselves are left to the controller-manager's csrapprover (kubeadm's
+ * `node-autoapprove-certificate-rotation`); control-plane nodes never ask it (their joins sign their
+ * kubelet certificate with the CA they were given).
  * @see kubernetes/pkg/controller/certificates/approver/sarapprove.go (isNodeClientCert)
  */
 import { csrSubject, preloadCsrParser, type CsrSubject } from '../pki/x509.ts';
 import { Cluster } from '../k8s/client.ts';
-import { nameTakenReason, type NodeLike } from './node-name.ts';
+import { tokenClaim, updateIdentities, type TokenRefusal } from './node-identities.ts';
 
 import { KUBELET_CLIENT_SIGNER } from '../constants.ts';
 
@@ -25,15 +33,21 @@ export interface CsrLike {
   status?: { conditions?: { type?: string }[] };
 }
 
-/** What to do with a CSR; undefined = not ours to decide (other signer or requester, or decided). */
-export type Decision = { approve: boolean; reason: string; message: string } | undefined;
+/** A decision to send; `reason` becomes the condition's reason. */
+export type Verdict = { approve: boolean; reason: string; message: string };
 
-/** The decision for one CSR given the Nodes as cached (no apiserver call; async only to load the CSR parser). */
-export async function decide(csr: CsrLike, node: (name: string) => NodeLike | undefined): Promise<Decision> {
+/**
+ * The request-only part of the decision (no apiserver call; async only to load the CSR parser):
+ * undefined = not ours to decide (other signer or requester, or decided already); a denial; or the
+ * name and token id whose purchase the identity record must allow.
+ */
+export type Decision = undefined | { deny: Verdict } | { claim: { name: string; token: string; csr: string } };
+
+export async function decide(csr: CsrLike): Promise<Decision> {
   const user = csr.spec?.username ?? '';
   if (csr.spec?.signerName !== KUBELET_CLIENT_SIGNER || !user.startsWith('system:bootstrap:')) return undefined;
   if (csr.status?.conditions?.some((c) => c.type === 'Approved' || c.type === 'Denied' || c.type === 'Failed')) return undefined;
-  const deny = (reason: string, message: string): Decision => ({ approve: false, reason, message: `kubeception: ${message}` });
+  const deny = (reason: string, message: string): Decision => ({ deny: { approve: false, reason, message: `kubeception: ${message}` } });
   let subject: CsrSubject;
   try {
     subject = await csrSubject(Buffer.from(csr.spec.request ?? '', 'base64').toString('utf8'));
@@ -45,39 +59,67 @@ export async function decide(csr: CsrLike, node: (name: string) => NodeLike | un
     return deny('KubeceptionNotNodeClient', `subject CN=${subject.commonName ?? ''} O=${subject.organizations.join(',')} is not a kubelet client (CN=system:node:<name>, O=system:nodes)`);
   const usages = csr.spec.usages ?? [];
   if (!usages.includes('client auth') || usages.some((u) => !ALLOWED_USAGES.has(u))) return deny('KubeceptionNotNodeClient', `usages ${usages.join(',')} are not those of a kubelet client`);
-  const taken = nameTakenReason(name, node(name));
-  if (taken) return deny('KubeceptionNodeNameTaken', `${taken}; a bootstrap token buys one new node, never an existing identity`);
-  return { approve: true, reason: 'KubeceptionAutoApproved', message: `kubeception: ${user} joins new node ${name}` };
+  return { claim: { name, token: user.slice('system:bootstrap:'.length), csr: csr.metadata?.name ?? '' } };
 }
 
-/** Runs the approver until `signal` aborts: informers on CSRs and Nodes; decisions as they come. */
+/**
+ * The whole decision for one CSR against the live cluster: {@link decide}, then for a claim the Node's
+ * existence (a live GET) and the identity record's verdict, stored before it is returned.
+ * @returns undefined when the CSR is not ours to decide.
+ * @throws KubeceptionError `node-identities-missing` / `-conflict`, `apiserver-request` (the CSR stays pending; the caller retries).
+ */
+export async function judge(api: Cluster, csr: CsrLike, now = Date.now): Promise<Verdict | undefined> {
+  const d = await decide(csr);
+  if (!d || 'deny' in d) return d?.deny;
+  const { name, token } = d.claim;
+  const nodeExists = (await api.read({ apiVersion: 'v1', kind: 'Node', metadata: { name } })) !== undefined;
+  const outcome = await updateIdentities<TokenRefusal | undefined>(api, (ids) => {
+    const c = tokenClaim(ids, { ...d.claim, nodeExists, now: now() });
+    return 'refused' in c ? { result: c.refused } : { next: c.next, result: undefined };
+  });
+  if (outcome) return { approve: false, reason: outcome.reason, message: `kubeception: ${outcome.message}` };
+  return { approve: true, reason: 'KubeceptionAutoApproved', message: `kubeception: system:bootstrap:${token} joins new node ${name} (the one node this token buys)` };
+}
+
+/** How long after a failed decision (an apiserver error) the approver tries that CSR again. */
+export const RETRY_MS = 5_000;
+
+/**
+ * Runs the approver until `signal` aborts: an informer on CSRs; one decision at a time ({@link judge}),
+ * each CSR decided once; a decision that failed is tried again after {@link RETRY_MS}.
+ * @param kubeconfig `in-cluster` (the pod's ServiceAccount) or kubeconfig text.
+ */
 export function runApprover(log: (line: string) => void, kubeconfig = 'in-cluster', signal?: AbortSignal): void {
   const api = new Cluster(kubeconfig, kubeconfig === 'in-cluster' ? 'service account' : 'kubeconfig');
   // Loaded now, not when the first node's CSR arrives (which would wait for the modules to load).
   preloadCsrParser().catch((err: Error) => log(`loading the CSR parser: ${err.message}`));
-  const inFlight = new Set<string>();
-  const nodes = api.watch<NodeLike & { metadata?: { name?: string } }>({ apiVersion: 'v1', kind: 'Node', path: '/api/v1/nodes' }, () => sweep(), { log });
+  const handled = new Set<string>();
+  let queue = Promise.resolve();
   const csrs = api.watch<CsrLike & { metadata?: { name?: string } }>({ apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests' }, () => sweep(), { log });
   function sweep() {
-    if (!nodes.synced() || !csrs.synced()) return;
+    if (!csrs.synced() || signal?.aborted) return;
     for (const csr of csrs.list()) {
       const name = csr.metadata?.name ?? '';
-      if (inFlight.has(name)) continue;
-      inFlight.add(name); // until decided: a sweep while the parser loads must not decide twice
-      decide(csr, (n) => nodes.get(n))
-        .then(async (d) => {
-          if (!d) return void inFlight.delete(name);
-          await api.decideCsr(csr as never, d.approve, d.reason, d.message);
-          log(`CSR ${name} from ${csr.spec?.username}: ${d.approve ? 'approved' : 'denied'} (${d.reason}: ${d.message})`);
-        })
-        .catch((err) => {
-          inFlight.delete(name);
-          log(`CSR ${name}: ${(err as Error).message.split('\n')[0]}`);
-        });
+      if (handled.has(name)) continue;
+      handled.add(name); // queued: a later sweep must not queue it again
+      queue = queue.then(() => decideOne(name));
     }
   }
-  signal?.addEventListener('abort', () => {
-    nodes.stop();
-    csrs.stop();
-  });
+  async function decideOne(name: string) {
+    const csr = csrs.get(name);
+    if (!csr || signal?.aborted) return;
+    try {
+      const v = await judge(api, csr);
+      if (!v) return;
+      await api.decideCsr(csr as never, v.approve, v.reason, v.message);
+      log(`CSR ${name} from ${csr.spec?.username}: ${v.approve ? 'approved' : 'denied'} (${v.reason}: ${v.message})`);
+    } catch (err) {
+      log(`CSR ${name}: ${(err as Error).message.split('\n')[0]}; trying again in ${RETRY_MS / 1000} s`);
+      setTimeout(() => {
+        handled.delete(name);
+        sweep();
+      }, RETRY_MS).unref?.();
+    }
+  }
+  signal?.addEventListener('abort', () => csrs.stop());
 }

@@ -1,9 +1,10 @@
 /**
  * The "node name taken" check kubeadm's join does before the kubelet starts: with the bootstrap
  * token, against the *verified* apiserver (TLS trusting only the verified CA), GET the Node of this
- * name (the `kubeadm:get-nodes` ClusterRole lets bootstrap tokens do it). A control-plane node, or
- * a Node that is Ready, is not to be taken over: exit 2. The cluster-side CSR approver checks the
- * same again, so a worker that skips this client gets no certificate either.
+ * name (the `kubeadm:get-nodes` ClusterRole lets bootstrap tokens do it). A Node of that name — Ready
+ * or not, control plane or worker — is not to be taken over: exit 2 (kubeadm refuses only a Ready one;
+ * a NotReady Node may be a rebooting machine whose identity a token must not buy). The cluster-side
+ * CSR approver checks the same again, so a worker that skips this client gets no certificate either.
  * @see kubernetes/cmd/kubeadm/app/cmd/phases/join/kubelet.go (runKubeletStartJoinPhase)
  */
 import { KubeceptionError } from '../errors.ts';
@@ -17,12 +18,12 @@ export interface NodeLike {
 
 export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 
-/** Why `node` must not be taken by a joining machine, or undefined. Shared with the CSR approver. */
+/** Why `node` must not be taken by a joining machine, or undefined when there is no such Node. */
 export function nameTakenReason(name: string, node: NodeLike | undefined): string | undefined {
   if (!node) return undefined;
   if (node.metadata?.labels && CONTROL_PLANE_LABEL in node.metadata.labels) return `Node ${name} is a control-plane node`;
-  if (node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return `a Node named ${name} exists and is Ready`;
-  return undefined;
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+  return `a Node named ${name} exists (${ready === 'True' ? 'Ready' : 'not Ready'})`;
 }
 
 /**
@@ -45,6 +46,6 @@ export async function checkNodeName(server: string, caPem: string, token: string
     throw new JoinRefused('join-node-name-taken', {
       what: `node name ${name}`,
       why: `${reason}: a token buys one new node, never an existing identity`,
-      fix: 'give this host another name (nodeName in kubeception.config.ts, or its host name), or delete the old Node first (`kubectl delete node <name>`) if that machine is gone',
+      fix: `give this host another name (nodeName in kubeception.config.ts, or its host name), or, if the machine that had it is gone, delete its Node first (\`kubectl delete node ${name}\`)`,
     });
 }

@@ -1,12 +1,14 @@
 /**
  * The join service (`kubeception serve-join`): kubeadm's token discovery over HTTPS, run in
  * kube-system behind NodePort 30000. It holds no secret: it serves public data from a watch-backed
- * cache (the kube-public cluster-info ConfigMap with the bootstrapsigner's signatures, and
- * kubeception's token index), never reads the apiserver per request, and never sees a token secret.
+ * cache (the kube-public cluster-info ConfigMap with the bootstrapsigner's signatures, kubeception's
+ * token index and its node identity record), never reads the apiserver per request, and never sees a
+ * token secret.
  *
  * - `GET /cluster-info?token-id=<id>` → 200 `{ kubeconfig, jws }` (the cluster-info kubeconfig and its
  *   detached JWS for that token; the worker verifies both); 400 `token-id-malformed`; 404
- *   `token-unknown`; 410 `token-expired`; 503 `not-signed-yet` / `not-ready` with `Retry-After`.
+ *   `token-unknown`; 409 `token-used` (the token already bought its one node: see
+ *   lib/join/node-identities.ts); 410 `token-expired`; 503 `not-signed-yet` / `not-ready` with `Retry-After`.
  * - `GET /healthz` → 200 `ok` while the process serves (liveness).
  * - `GET /readyz` → 200 once the cache holds cluster-info and the token index, else 503 `not-ready`
  *   (the pod's readiness: the Service sends no worker to a pod that would answer 503).
@@ -20,6 +22,7 @@ import { createServer } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { rateLimiter } from './rate-limit.ts';
 import { verdict, type TokenIndex } from './token-index.ts';
+import type { Identities } from './node-identities.ts';
 
 /** Where the answers come from (a watch-backed cache in the pod; a fake in unit tests). */
 export interface DiscoverySource {
@@ -27,6 +30,8 @@ export interface DiscoverySource {
   ready(): boolean;
   clusterInfo(): { kubeconfig: string; jws: Record<string, string> } | undefined;
   index(): TokenIndex;
+  /** The node identity record: which token ids have bought their node. */
+  identities(): Identities;
 }
 
 /** Connection limits; all times in milliseconds. Defaults in {@link DEFAULT_LIMITS}. */
@@ -83,7 +88,11 @@ export function answer(req: Pick<IncomingMessage, 'method' | 'url'>, source: Dis
   if (!ID_RE.test(id)) return { status: 400, body: { code: 'token-id-malformed', message: 'token-id must be the 6 characters [a-z0-9] before the dot of the token' } };
   const info = source.clusterInfo();
   if (!source.ready() || !info) return NOT_READY;
-  switch (verdict(id, source.index(), info.jws, now)) {
+  const v = verdict(id, source.index(), info.jws, now);
+  // Only a token that still works is told it is used (an unknown or expired one keeps its answer).
+  if ((v === 'signed' || v === 'not-signed-yet') && source.identities().tokens.has(id))
+    return { status: 409, body: { code: 'token-used', message: `token ${id} has already joined a node: a bootstrap token buys one node` } };
+  switch (v) {
     case 'signed':
       return { status: 200, body: { kubeconfig: info.kubeconfig, jws: info.jws[id] } };
     case 'expired':

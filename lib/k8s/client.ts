@@ -155,6 +155,35 @@ export class Cluster {
     return before?.metadata?.resourceVersion !== after.metadata?.resourceVersion;
   }
 
+  /**
+   * Creates an object. @returns false if one of its name exists already (409 AlreadyExists).
+   * @throws KubeceptionError `apiserver-request` for any other failure.
+   */
+  async create(obj: k8s.KubernetesObject): Promise<boolean> {
+    try {
+      await this.api.create(obj);
+      return true;
+    } catch (err) {
+      if ((err as { code?: number }).code === 409) return false;
+      throw apiError(`create ${refOf(obj)}`, err, this.server);
+    }
+  }
+
+  /**
+   * Replaces an object as read (PUT): its `metadata.resourceVersion` makes the write conditional.
+   * @returns false on a conflict (409: the object changed since it was read; read it again).
+   * @throws KubeceptionError `apiserver-request` for any other failure (404 included).
+   */
+  async replace(obj: k8s.KubernetesObject): Promise<boolean> {
+    try {
+      await this.api.replace(obj);
+      return true;
+    } catch (err) {
+      if ((err as { code?: number }).code === 409) return false;
+      throw apiError(`replace ${refOf(obj)}`, err, this.server);
+    }
+  }
+
   /** Strategic-merge patch (merges lists such as `spec.taints` by key). */
   async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {
     try {
@@ -393,6 +422,17 @@ export class DryRunCluster extends Cluster {
   override async delete(ref: k8s.KubernetesObject): Promise<boolean> {
     if (this.online && !(await this.read(ref as Parameters<Cluster['read']>[0]))) return false;
     this.record('delete', ref);
+    return true;
+  }
+
+  override async create(obj: k8s.KubernetesObject): Promise<boolean> {
+    if (this.online && (await this.read(obj as Parameters<Cluster['read']>[0]))) return false;
+    this.record('create', obj);
+    return true;
+  }
+
+  override async replace(obj: k8s.KubernetesObject): Promise<boolean> {
+    this.record('update', obj);
     return true;
   }
 

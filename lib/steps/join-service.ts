@@ -20,6 +20,7 @@ import { clusterInfoConfigMap } from '../join/cluster-info.ts';
 import { reconcileTransportCert } from '../join/transport-cert.ts';
 import type { KubernetesObject } from '../k8s/client.ts';
 import { caCertHash, createToken, deleteExpiredTokens, joinCommand, joinUrl, syncTokenIndex } from '../join/tokens-api.ts';
+import { holdControlPlaneNames, NODE_IDENTITIES, readIdentities } from '../join/node-identities.ts';
 import { bootstrapTokenRbac, REMOVED_BOOTSTRAP_BINDINGS } from '../../manifests/bootstrap-token-rbac.ts';
 import { joinServiceObjects, JOIN_SERVICE_NAME, LEGACY_TOKEN_READER_ROLE } from '../../manifests/join-service.ts';
 import { csrApproverObjects, CSR_APPROVER_NAME } from '../../manifests/csr-approver.ts';
@@ -32,18 +33,25 @@ import { activeApiserver } from './control-plane.ts';
 const TOKEN_TTL_MS = 24 * 3_600_000;
 const MIN_LEFT_MS = 3_600_000;
 
-/** `bootstrap-token`: RBAC, cluster-info, a bootstrap token valid for at least an hour, the token index. */
+/**
+ * `bootstrap-token`: RBAC, cluster-info, the node identity record holding this node's name (the CSR
+ * approver refuses it to every token), a bootstrap token valid for at least an hour that has not bought
+ * its node yet (reused while it has not), the token index.
+ */
 export async function ensureBootstrapToken(ctx: Context): Promise<StepOutcome> {
   const api = await cluster(ctx, await activeApiserver(ctx));
   const caPem = await ctx.files.read(join(ctx.config.certificatesDir, 'ca.crt'));
   const changed = await api.apply([...bootstrapTokenRbac(), clusterInfoConfigMap(controlPlaneUrl(ctx.config), caPem ?? '')]);
   for (const name of REMOVED_BOOTSTRAP_BINDINGS)
     if (await api.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name } })) changed.push(`deleted ClusterRoleBinding/${name}`);
+  const held = await holdControlPlaneNames(api, [ctx.config.nodeName]);
+  if (held) changed.push(`ConfigMap/kube-system/${NODE_IDENTITIES}`);
   const removed = await deleteExpiredTokens(api);
   if (removed.length) ctx.log.info(`deleted expired tokens: ${removed.join(', ')}`);
   const now = new Date();
   const tokens = await syncTokenIndex(api);
-  const usable = tokens.find((t) => t.description === BOOTSTRAP_DESCRIPTION && remainingMs(t, now) > MIN_LEFT_MS);
+  const used = (await readIdentities(api)).tokens;
+  const usable = tokens.find((t) => t.description === BOOTSTRAP_DESCRIPTION && remainingMs(t, now) > MIN_LEFT_MS && !used.has(t.id));
   let token: string | undefined;
   if (usable)
     token = tokenFromSecret(await api.read<{ data?: Record<string, string> } & KubernetesObject>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: usable.secretName, namespace: 'kube-system' } }));

@@ -11,6 +11,7 @@ import { serveJoin, type DiscoverySource } from '../../../lib/join/server.ts';
 import { clusterInfoKubeconfig } from '../../../lib/join/cluster-info.ts';
 import { signDetached } from '../../../lib/join/jws.ts';
 import { entryFor, type TokenIndex } from '../../../lib/join/token-index.ts';
+import { parseIdentities } from '../../../lib/join/node-identities.ts';
 import { makeCa, makeLeaf, type Pair } from './fixtures.ts';
 
 const TOKEN = 'abcdef.q1w2e3r4t5y6u7i8';
@@ -27,8 +28,8 @@ let impostorPort: number;
 let captured = '';
 let impostorAnswer: () => object = () => ({});
 
-function source(kubeconfig: string, jws: Record<string, string>, index: TokenIndex = new Map()): DiscoverySource {
-  return { ready: () => true, clusterInfo: () => ({ kubeconfig, jws }), index: () => index };
+function source(kubeconfig: string, jws: Record<string, string>, index: TokenIndex = new Map(), identities = parseIdentities(undefined)): DiscoverySource {
+  return { ready: () => true, clusterInfo: () => ({ kubeconfig, jws }), index: () => index, identities: () => identities };
 }
 
 before(async () => {
@@ -131,6 +132,20 @@ describe('join client discovery', () => {
       assert.ok(doneAt - signedAt <= 2 * NOT_SIGNED_POLL_MS, `done ${doneAt - signedAt} ms after the signature (polls every ${NOT_SIGNED_POLL_MS} ms)`);
     } finally {
       await late.close();
+    }
+  });
+
+  test('a token that already bought its node is refused at discovery (exit 2 at once, no retry)', async () => {
+    const kubeconfig = clusterInfoKubeconfig('https://10.250.9.9:6443', clusterCa.certPem);
+    const used = parseIdentities({ 'token.abcdef': JSON.stringify({ node: 'w1', at: '2026-12-01T00:00:00Z' }) });
+    const srv = await serveJoin({ listen: '127.0.0.1:0', tls: await makeLeaf(impostorCa, 't'), source: source(kubeconfig, { abcdef: await signDetached(kubeconfig, 'abcdef', SECRET) }, new Map(), used), log: () => undefined });
+    try {
+      const t0 = Date.now();
+      const err = await refused(discover(at(srv.port), TOKEN, [pin], 30_000), 'join-token-used');
+      assert.match(err.why, /buys one node/);
+      assert.ok(Date.now() - t0 < 3_000, 'no retries');
+    } finally {
+      await srv.close();
     }
   });
 

@@ -1,11 +1,10 @@
-/** The CSR approver's decision (pure): approve only well-formed kubelet client CSRs from bootstrap tokens for a free name. */
+/** The CSR approver's request checks (pure): only well-formed kubelet client CSRs of bootstrap tokens go on to the identity record (test/unit/join/node-identities.test.ts; the whole decision against a real apiserver: test/integration/csr-approver.test.ts). */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { decide, type CsrLike } from '../../../lib/join/csr-approver.ts';
-import type { NodeLike } from '../../../lib/join/node-name.ts';
 
 const dir = mkdtempSync('/tmp/csr-test-');
 const csrPem = (subj: string) => execFileSync('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-subj', subj], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
@@ -13,41 +12,32 @@ const csr = (pem: string, over: Partial<NonNullable<CsrLike['spec']>> = {}): Csr
   metadata: { name: 'c' },
   spec: { signerName: 'kubernetes.io/kube-apiserver-client-kubelet', username: 'system:bootstrap:abcdef', request: Buffer.from(pem).toString('base64'), usages: ['digital signature', 'client auth'], ...over },
 });
-const nodes: Record<string, NodeLike> = {
-  cp: { metadata: { labels: { 'node-role.kubernetes.io/control-plane': '' } }, status: { conditions: [{ type: 'Ready', status: 'False' }] } },
-  ready: { status: { conditions: [{ type: 'Ready', status: 'True' }] } },
-  gone: { status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } },
-};
-const node = (n: string) => nodes[n];
-
 let good: string;
 before(() => {
   good = csrPem('/O=system:nodes/CN=system:node:new1');
 });
 
 describe('CSR approver decide()', () => {
-  test('approves a kubelet client CSR from a bootstrap token for a new name, or a NotReady worker name', async () => {
-    assert.deepEqual(await decide(csr(good), node), { approve: true, reason: 'KubeceptionAutoApproved', message: 'kubeception: system:bootstrap:abcdef joins new node new1' });
-    assert.equal((await decide(csr(csrPem('/O=system:nodes/CN=system:node:gone')), node))?.approve, true);
-  });
-
-  test('denies a control-plane node name and a Ready Node name', async () => {
-    for (const n of ['cp', 'ready']) {
-      const d = await decide(csr(csrPem(`/O=system:nodes/CN=system:node:${n}`)), node);
-      assert.deepEqual([d?.approve, d?.reason], [false, 'KubeceptionNodeNameTaken'], n);
-    }
+  test('a kubelet client CSR of a bootstrap token goes to the identity record with its name and token id, whatever the name', async () => {
+    assert.deepEqual(await decide(csr(good)), { claim: { name: 'new1', token: 'abcdef', csr: 'c' } });
+    assert.deepEqual(await decide(csr(csrPem('/O=system:nodes/CN=system:node:cp1'))), { claim: { name: 'cp1', token: 'abcdef', csr: 'c' } });
   });
 
   test('denies what is not a kubelet client request: other CN/O, extra usages, garbage', async () => {
-    assert.equal((await decide(csr(csrPem('/O=system:masters/CN=system:node:x')), node))?.reason, 'KubeceptionNotNodeClient');
-    assert.equal((await decide(csr(csrPem('/O=system:nodes/CN=admin')), node))?.reason, 'KubeceptionNotNodeClient');
-    assert.equal((await decide(csr(good, { usages: ['client auth', 'server auth'] }), node))?.reason, 'KubeceptionNotNodeClient');
-    assert.equal((await decide(csr('not a csr'), node))?.reason, 'KubeceptionInvalidRequest');
+    const reason = async (c: CsrLike) => {
+      const d = await decide(c);
+      return d && 'deny' in d ? `${d.deny.approve} ${d.deny.reason}` : JSON.stringify(d);
+    };
+    assert.equal(await reason(csr(csrPem('/O=system:masters/CN=system:node:x'))), 'false KubeceptionNotNodeClient');
+    assert.equal(await reason(csr(csrPem('/O=system:nodes/O=system:masters/CN=system:node:x'))), 'false KubeceptionNotNodeClient');
+    assert.equal(await reason(csr(csrPem('/O=system:nodes/CN=admin'))), 'false KubeceptionNotNodeClient');
+    assert.equal(await reason(csr(good, { usages: ['client auth', 'server auth'] })), 'false KubeceptionNotNodeClient');
+    assert.equal(await reason(csr('not a csr')), 'false KubeceptionInvalidRequest');
   });
 
   test('leaves alone other signers, non-bootstrap requesters (renewals) and decided CSRs', async () => {
-    assert.equal(await decide(csr(good, { signerName: 'kubernetes.io/kubelet-serving' }), node), undefined);
-    assert.equal(await decide(csr(good, { username: 'system:node:new1' }), node), undefined);
-    assert.equal(await decide({ ...csr(good), status: { conditions: [{ type: 'Denied' }] } }, node), undefined);
+    assert.equal(await decide(csr(good, { signerName: 'kubernetes.io/kubelet-serving' })), undefined);
+    assert.equal(await decide(csr(good, { username: 'system:node:new1' })), undefined);
+    assert.equal(await decide({ ...csr(good), status: { conditions: [{ type: 'Denied' }] } }), undefined);
   });
 });

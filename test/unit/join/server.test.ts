@@ -8,6 +8,7 @@ import { connect } from 'node:tls';
 import { request } from 'node:https';
 import { answer, serveJoin, type DiscoverySource } from '../../../lib/join/server.ts';
 import { entryFor, type TokenIndex } from '../../../lib/join/token-index.ts';
+import { parseIdentities } from '../../../lib/join/node-identities.ts';
 import { makeCa, makeLeaf } from './fixtures.ts';
 
 const now = Date.now();
@@ -17,7 +18,9 @@ const index: TokenIndex = new Map([
   ['unsign', entryFor(now + 3_600_000)],
   ['kubecp', entryFor(now + 3_600_000)],
 ]);
-const source: DiscoverySource = { ready: () => true, clusterInfo: () => ({ kubeconfig: 'apiVersion: v1\n', jws: { kubecp: 'a..b', kubead: 'c..d' } }), index: () => index };
+// usedup bought node w9 (signed, still valid); expird bought one too but answers as expired.
+const identities = parseIdentities({ 'token.usedup': JSON.stringify({ node: 'w9', at: '2026-12-01T00:00:00Z' }), 'token.expird': JSON.stringify({ node: 'w8', at: '2026-12-01T00:00:00Z' }) });
+const source: DiscoverySource = { ready: () => true, clusterInfo: () => ({ kubeconfig: 'apiVersion: v1\n', jws: { kubecp: 'a..b', kubead: 'c..d', usedup: 'e..f' } }), index: () => index, identities: () => identities };
 
 let srv: { port: number; close: () => Promise<void> };
 let limited: { port: number; close: () => Promise<void> };
@@ -56,13 +59,14 @@ describe('join server', () => {
     assert.equal(at(true, true), '200 200 200');
   });
 
-  test('answers from the cache: signed (also a token it did not index), expired, forgotten, unknown, not signed yet, malformed', async () => {
+  test('answers from the cache: signed (also a token it did not index), used, expired, forgotten, unknown, not signed yet, malformed', async () => {
     const code = async (id: string) => {
       const r = await get(srv.port, `/cluster-info?token-id=${id}`);
       return `${r.status} ${JSON.parse(r.body).code ?? JSON.parse(r.body).jws}`;
     };
     assert.equal(await code('kubecp'), '200 a..b');
     assert.equal(await code('kubead'), '200 c..d');
+    assert.equal(await code('usedup'), '409 token-used', 'a token that bought its node gets no cluster-info (its JWS is not sent)');
     assert.equal(await code('expird'), '410 token-expired');
     assert.equal(await code('forgot'), '404 token-unknown');
     assert.equal(await code('zzzzzz'), '404 token-unknown');

@@ -33,10 +33,10 @@ describe('joinServiceObjects', () => {
     assert.deepEqual(joinServiceObjects(config, input()), objects);
   });
 
-  it('the ServiceAccount can read exactly cluster-info and the token index — no Secret', () => {
+  it('the ServiceAccount can read exactly cluster-info, the token index and the node identity record — no Secret', () => {
     const rules = (ns: string) => get<V1Role>(objects, 'Role', 'kubeception:join-discovery-reader', ns).rules;
     assert.deepEqual(rules('kube-public'), [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'], resourceNames: ['cluster-info'] }]);
-    assert.deepEqual(rules('kube-system'), [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'], resourceNames: ['kubeception-bootstrap-token-index'] }]);
+    assert.deepEqual(rules('kube-system'), [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'], resourceNames: ['kubeception-bootstrap-token-index', 'kubeception-node-identities'] }]);
     for (const ns of ['kube-public', 'kube-system']) {
       const rb = get<V1RoleBinding>(objects, 'RoleBinding', 'kubeception:join-discovery-reader', ns);
       assert.deepEqual(rb.subjects, [{ kind: 'ServiceAccount', name: 'kubeception-join', namespace: 'kube-system' }]);
@@ -73,14 +73,16 @@ describe('joinServiceObjects', () => {
 
 describe('csrApproverObjects', () => {
   const objs = csrApproverObjects('img:1', 6443);
-  it('may read CSRs and Nodes and approve only for the kubelet client signer; no Secret; no port', () => {
+  it('may read CSRs, get Nodes, approve only for the kubelet client signer, get/update only the identity record; no Secret; no port', () => {
     const role = get<V1ClusterRole>(objs as never, 'ClusterRole', 'kubeception:csr-approver');
     assert.deepEqual(role.rules, [
       { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
       { apiGroups: ['certificates.k8s.io'], resources: ['signers'], verbs: ['approve'], resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet'] },
-      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
     ]);
+    assert.deepEqual(get<V1Role>(objs as never, 'Role', 'kubeception:csr-approver', 'kube-system').rules, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'update'], resourceNames: ['kubeception-node-identities'] }]);
+    assert.ok(!JSON.stringify(objs).includes('secrets'));
     const d = get<V1Deployment>(objs as never, 'Deployment', 'kubeception-csr-approver');
     const c = d.spec!.template.spec!.containers[0]!;
     assert.deepEqual([c.args, c.ports, c.resources!.limits], [['approve-csrs'], undefined, { cpu: '500m', memory: '320Mi' }]);
