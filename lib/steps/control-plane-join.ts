@@ -7,8 +7,10 @@
  *    cluster-info server is this config's `controlPlaneEndpoint`, that no different key sits in their
  *    place, and — unless `--force` — that etcd would not be left with two voting members. Only then are
  *    they written (keys 0600). Every refusal is exit 2 with nothing written.
+ *    Before that write, its node name is held for a control-plane node (lib/steps/control-plane-identity.ts).
  * 2. `certs`, `kubeconfig`: its own leaf certificates and kubeconfigs, as bootstrap does (admin.conf
- *    names the controlPlaneEndpoint; the kubelet bootstraps its client certificate like a worker's).
+ *    names the controlPlaneEndpoint; the kubelet's client certificate is signed here with the cluster
+ *    CA, never requested with the bootstrap token).
  * 3. `etcd-join`: lists the members, adds this host as a learner (unless a member already has its peer
  *    URL: a killed run's), starts etcd with `initial-cluster-state=existing`, and promotes it once it
  *    has caught up (etcd refuses earlier).
@@ -40,6 +42,7 @@ import { ensureEtcd, etcdDataDirState, healthcheckTls } from './etcd.ts';
 import { controlPlaneChecks, type Check } from './preflight.ts';
 import { joinFlagChecks } from './join.ts';
 import { controlPlaneNodeCount } from './self-hosted.ts';
+import { holdJoiningName } from './control-plane-identity.ts';
 import { labelAndTaintControlPlane } from './control-plane.ts';
 import type { V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
@@ -118,7 +121,8 @@ const twoMembers = (members: readonly EtcdMember[]) =>
 /**
  * `control-plane-certs`: fetch, decrypt, check and write the shared keys (see the module docstring).
  * @throws InputError `certificate-key` (wrong key), `certificate-key-expired`, `certificate-key-bundle`,
- *   `control-plane-certs-forbidden`, `etcd-two-members`; ConfigError `controlPlaneEndpoint`;
+ *   `control-plane-certs-forbidden`, `etcd-two-members`, `node-name-issued` (a bootstrap token bought
+ *   this node's name: lib/steps/control-plane-identity.ts); ConfigError `controlPlaneEndpoint`;
  *   HostStateError `pki-foreign` — all before the first write.
  */
 export async function fetchControlPlaneCerts(ctx: Context): Promise<StepOutcome> {
@@ -152,6 +156,8 @@ export async function fetchControlPlaneCerts(ctx: Context): Promise<StepOutcome>
     const self = memberByPeerUrl(members, etcdPeerUrl(ctx.config));
     if (votingMembers(members).length + (self && !self.isLearner ? 0 : 1) === 2) throw twoMembers(members);
   }
+  // This node's name is held for a control-plane node before anything is written (refused if a token bought it).
+  await holdJoiningName(ctx, j.apiserver, { certPem: files['ca.crt']!.toString(), keyPem: files['ca.key']!.toString() });
   const written: string[] = [];
   for (const [file, name] of SHARED_FILES) {
     const mode = file.endsWith('.key') ? 0o600 : 0o644;

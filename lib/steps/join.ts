@@ -23,6 +23,7 @@ import { TOKEN_RE } from '../join/token.ts';
 import { bootstrapKubeletKubeconfig, restartKubelet, writeKubeletFiles } from './kubelet.ts';
 import { kubeletClientCurrent, writeKubeletClient } from './kubelet-client.ts';
 import { requestKubeletClientCert } from '../join/kubelet-csr.ts';
+import { holdJoiningName, signKubeletClient } from './control-plane-identity.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Check } from './preflight.ts';
 import type { Context } from '../context.ts';
@@ -118,21 +119,38 @@ export async function writeWorkerKubelet(ctx: Context): Promise<StepOutcome> {
 
 /**
  * `kubelet-client-cert`: the kubelet's client certificate, requested by CSR with the bootstrap
- * token before the kubelet starts (lib/join/kubelet-csr.ts), written where the kubelet's own
- * certificate store keeps it (`kubelet-client-current.pem`, 0600), and the kubelet kubeconfig naming
- * it (0600). Skipped once this host has a client certificate from the cluster's CA.
+ * token before the kubelet starts (lib/join/kubelet-csr.ts) — on a control-plane join signed here
+ * with the cluster CA instead — written where the kubelet's own certificate store keeps it
+ * (`kubelet-client-current.pem`, 0600), and the kubelet kubeconfig naming it (0600). Skipped once
+ * this host has a client certificate from the cluster's CA.
  * @throws what {@link requestKubeletClientCert} throws.
  */
 export async function kubeletClientCert(ctx: Context): Promise<StepOutcome> {
   const j = ctx.state.join;
   if (!j) throw new KubeceptionError('join-state', { what: 'kubelet-client-cert', why: 'discovery left no verified cluster-info', fix: 'report this as a kubeception bug' });
   const node = `system:node:${ctx.config.nodeName}`;
+  const path = kubeconfigPaths(ctx.config).kubelet;
+  if (ctx.options.controlPlane) return signControlPlaneKubelet(ctx, j.apiserver, path);
   if (ctx.dryRun) return { changed: true, detail: `would request a client certificate for ${node} (CSR with the bootstrap token) and write the kubelet kubeconfig` };
   const issued = await requestKubeletClientCert({ server: j.apiserver, caPem: j.caPem, token: ctx.options.token!, nodeName: ctx.config.nodeName, signal: ctx.signal });
   await writeKubeletClient(ctx, issued.certPem, issued.keyPem);
-  const path = kubeconfigPaths(ctx.config).kubelet;
   await ctx.files.write(path, renderKubeconfig({ server: j.apiserver, caPem: j.caPem, user: node, certFile: kubeletClientCurrent(ctx.config) }), { mode: 0o600 });
   return { changed: true, detail: `CSR ${issued.csrName} posted in ${issued.postedMs} ms, approved and signed ${issued.signedMs} ms later; ${path} names ${kubeletClientCurrent(ctx.config)}` };
+}
+
+/**
+ * `kubelet-client-cert` of a control-plane join: the name held for a control-plane node (again: a
+ * no-op after `control-plane-certs`), then the certificate signed with the cluster CA on this host.
+ */
+async function signControlPlaneKubelet(ctx: Context, server: string, path: string): Promise<StepOutcome> {
+  if (ctx.dryRun) return { changed: true, detail: `would sign a client certificate for system:node:${ctx.config.nodeName} with the cluster CA and write the kubelet kubeconfig` };
+  const [certPem, keyPem] = await Promise.all(['ca.crt', 'ca.key'].map((f) => ctx.files.read(join(ctx.config.certificatesDir, f))));
+  if (!certPem || !keyPem) throw new KubeceptionError('join-state', { what: 'kubelet-client-cert', why: `the cluster CA is not in ${ctx.config.certificatesDir} (control-plane-certs writes it)`, fix: 'run the whole join task (not --only/--skip control-plane-certs)' });
+  await holdJoiningName(ctx, server, { certPem, keyPem });
+  const signed = await signKubeletClient(ctx, { certPem, keyPem }, server, kubeletClientCurrent(ctx.config));
+  await writeKubeletClient(ctx, signed.certPem, signed.keyPem);
+  await ctx.files.write(path, signed.kubeconfig, { mode: 0o600 });
+  return { changed: true, detail: `signed with the cluster CA on this host (a control-plane node asks no bootstrap token); ${path} names ${kubeletClientCurrent(ctx.config)}` };
 }
 
 /**
