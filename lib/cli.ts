@@ -55,6 +55,7 @@ const ARGS = {
   'rate-limit': { type: 'string' },
   kubeception: { type: 'string' },
   'keep-etcd-data': { type: 'boolean' },
+  'node-name': { type: 'string' },
   timeout: { type: 'string' },
   kubeconfig: { type: 'string' },
   help: { type: 'boolean' },

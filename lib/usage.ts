@@ -25,7 +25,9 @@ export const USAGE = `usage:
   kubeception token delete ID
   kubeception certs check-expiration [--output json]
   kubeception certs renew all|NAME
-  kubeception certs upload [--ttl 2h] [--output json]   shared keys for \`run join --control-plane\`, encrypted
+  kubeception certs upload [--ttl 2h] [--node-name cp2,cp3] [--output json]
+                                               shared keys for \`run join --control-plane\`, encrypted;
+                                               --node-name: names no bootstrap token may obtain from now on
   kubeception upgrade plan [vX.Y.Z] [--output json]   versions now and after, and the version-skew checks
   kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
   kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro

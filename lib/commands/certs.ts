@@ -83,14 +83,21 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       const { parseDuration } = await import('../join/token.ts');
       const ttlMs = parseDuration(String(args.ttl ?? '2h'));
       if (!ttlMs) throw new (await import('../errors.ts')).InputError('usage', { what: '--ttl', why: `${args.ttl} is not a duration`, fix: 'use e.g. --ttl 2h or --ttl 30m' });
-      const [{ listMembers }, { healthcheckTls }, { etcdClientUrls }] = await Promise.all([import('../etcd/members.ts'), import('../steps/etcd.ts'), import('../etcd/config.ts')]);
+      const names = String(args['node-name'] ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+      const badName = names.find((n) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(n) || n.length > 253);
+      if (badName !== undefined) throw new (await import('../errors.ts')).InputError('usage', { what: '--node-name', why: `"${badName}" is not a node name (lowercase DNS-1123 subdomain)`, fix: 'pass the nodeName of each control-plane node about to join, e.g. --node-name cp2,cp3' });
+      const [{ listMembers }, { healthcheckTls }, { etcdClientUrls }, { holdControlPlaneNames }] = await Promise.all([import('../etcd/members.ts'), import('../steps/etcd.ts'), import('../etcd/config.ts'), import('../join/node-identities.ts')]);
       const members = await listMembers(etcdClientUrls(config)[0]!, await healthcheckTls(ctx));
-      const up = await uploadCerts(await cluster(ctx, 'final'), config, hb.files, ttlMs, members.flatMap((m) => m.clientURLs));
+      const api = await cluster(ctx, 'final');
+      // Held before the keys go up: from now on no bootstrap token can buy these names.
+      if (names.length) await holdControlPlaneNames(api, names);
+      const up = await uploadCerts(api, config, hb.files, ttlMs, members.flatMap((m) => m.clientURLs));
       redactor?.add(up.certificateKey);
       redactor?.add(up.token);
-      if (args.output === 'json') io.stdout(`${JSON.stringify({ kind: 'UploadedCerts', secret: 'kube-system/kubeception-certs', certificateKey: up.certificateKey, expires: up.expires, joinCommand: up.command })}\n`);
+      if (args.output === 'json') io.stdout(`${JSON.stringify({ kind: 'UploadedCerts', secret: 'kube-system/kubeception-certs', certificateKey: up.certificateKey, expires: up.expires, joinCommand: up.command, heldNodeNames: names })}\n`);
       else
-        io.stdout(`[upload-certs] Stored the shared keys, encrypted, in Secret "kubeception-certs" in the "kube-system" Namespace (until ${up.expires})\n`
+        io.stdout((names.length ? `[upload-certs] Held node names ${names.join(', ')} for control-plane joins: no bootstrap token can obtain them\n` : '')
+          + `[upload-certs] Stored the shared keys, encrypted, in Secret "kubeception-certs" in the "kube-system" Namespace (until ${up.expires})\n`
           + `certificate key: ${up.certificateKey}\n`
           + 'Join a control-plane node with (the key and the token are secrets; the key expires in the time above):\n'
           + `${up.command}\n`);
