@@ -15,29 +15,15 @@ import { ConfigError } from '../lib/errors.ts';
 import { url } from '../lib/net/cidr.ts';
 import type { ExtraArgs, ResolvedConfig } from '../lib/types.ts';
 
-/**
- * PKI files a control-plane component reads: path relative to `certificatesDir` → key in the
- * self-hosted Secrets (a Secret key cannot contain `/`).
- */
-export const PKI_FILES = {
-  'ca.crt': 'ca.crt',
-  'ca.key': 'ca.key',
-  'apiserver.crt': 'apiserver.crt',
-  'apiserver.key': 'apiserver.key',
-  'apiserver-kubelet-client.crt': 'apiserver-kubelet-client.crt',
-  'apiserver-kubelet-client.key': 'apiserver-kubelet-client.key',
-  'front-proxy-ca.crt': 'front-proxy-ca.crt',
-  'front-proxy-client.crt': 'front-proxy-client.crt',
-  'front-proxy-client.key': 'front-proxy-client.key',
-  'etcd/ca.crt': 'etcd-ca.crt',
-  'apiserver-etcd-client.crt': 'apiserver-etcd-client.crt',
-  'apiserver-etcd-client.key': 'apiserver-etcd-client.key',
-  'sa.key': 'sa.key',
-  'sa.pub': 'sa.pub',
-} as const;
+/** PKI files a control-plane component reads, by path relative to `certificatesDir` (kubeadm's names). */
+export const PKI_FILES = [
+  'ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'apiserver-kubelet-client.crt', 'apiserver-kubelet-client.key',
+  'front-proxy-ca.crt', 'front-proxy-client.crt', 'front-proxy-client.key', 'etcd/ca.crt', 'apiserver-etcd-client.crt',
+  'apiserver-etcd-client.key', 'sa.key', 'sa.pub',
+] as const;
 
 /** A PKI file, named by its path relative to `certificatesDir` (kubeadm's names). */
-export type PkiFile = keyof typeof PKI_FILES;
+export type PkiFile = (typeof PKI_FILES)[number];
 
 /** Where a component finds a PKI file: an absolute path inside its container. */
 export type Locate = (file: PkiFile) => string;

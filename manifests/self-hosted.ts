@@ -2,7 +2,8 @@
  * The self-hosted control plane as cluster objects (bootkube's self-hosted assets): the
  * kube-apiserver DaemonSet on `localAPIEndpoint.bindPort`, and kube-controller-manager and
  * kube-scheduler Deployments on 10257 / 10259, all `hostNetwork` on nodes labelled
- * `node-role.kubernetes.io/control-plane`, reading their PKI and kubeconfigs from Secrets.
+ * `node-role.kubernetes.io/control-plane`, reading their PKI and kubeconfigs from the node they run on
+ * (read-only hostPath mounts at the host's paths; see ./self-hosted-inputs.ts for why not Secrets).
  *
  * Rolling updates surge (`maxSurge: 1, maxUnavailable: 0`) and every self-hosted component runs
  * `--permit-port-sharing` (SO_REUSEPORT), so a new pod binds the same port while the old one still
@@ -20,28 +21,32 @@
  * @see https://github.com/kubernetes-retired/bootkube/blob/master/Documentation/design-principles.md
  * @see https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/
  */
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { V1ClusterRoleBinding, V1DaemonSet, V1Deployment, V1PodDisruptionBudget, V1PodTemplateSpec, V1Probe } from '@kubernetes/client-node';
 import { CLUSTER_ADMINS_GROUP } from '../lib/pki/certs.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
 import {
-  componentLabels, controlPlaneSelector, controlPlaneTolerations, controlPlanePorts, httpsProbe, image, MANAGED_BY,
+  componentLabels, controlPlaneSelector, controlPlaneTolerations, controlPlanePorts, hostPathMount, httpsProbe, image, MANAGED_BY,
   NAMESPACE, probeHost, type Manifest, type ManifestObject,
 } from './common.ts';
-import { apiServerFlags, controllerManagerFlags, PKI_FILES, schedulerFlags, type Locate } from './flags.ts';
-import {
-  KUBECONFIG_KEY, SECRET_MOUNT, selfHostedSecrets, selfHostedServiceAccounts, type SelfHostedComponent, type SelfHostedSecrets,
-} from './self-hosted-secrets.ts';
+import { kubeconfigPaths } from '../lib/k8s/endpoints.ts';
+import { apiServerFlags, controllerManagerFlags, schedulerFlags, type Locate } from './flags.ts';
+import { checkInputs, FILES_DIGEST, filesDigest, selfHostedServiceAccounts, SELF_HOSTED_COMPONENTS, type SelfHostedComponent, type SelfHostedInputs } from './self-hosted-inputs.ts';
 
-export type { SelfHostedSecrets } from './self-hosted-secrets.ts';
+export type { SelfHostedInputs } from './self-hosted-inputs.ts';
 
-/** Paths of the Secret's files inside the container. */
-const inSecret: Locate = (file) => join(SECRET_MOUNT, PKI_FILES[file]);
-const kubeconfigInSecret = join(SECRET_MOUNT, KUBECONFIG_KEY);
+/** The host's read-only mounts each component gets: `certificatesDir` (apiserver, controller-manager) and its one kubeconfig file (controllers). */
+function hostMounts(config: ResolvedConfig, component: SelfHostedComponent): ReturnType<typeof hostPathMount>[] {
+  const kc = kubeconfigPaths(config);
+  const pki = hostPathMount('k8s-certs', config.certificatesDir, 'Directory');
+  if (component === 'kube-apiserver') return [pki];
+  if (component === 'kube-controller-manager') return [pki, hostPathMount('kubeconfig', kc.controllerManager, 'File')];
+  return [hostPathMount('kubeconfig', kc.scheduler, 'File')];
+}
 
-/** The pod template every self-hosted component shares; `component` names its Secret, SA and container. */
+/** The pod template every self-hosted component shares; `component` names its SA and container. */
 function podTemplate(config: ResolvedConfig, component: SelfHostedComponent, args: string[], probe: (kind: 'liveness' | 'readiness' | 'startup') => V1Probe): V1PodTemplateSpec {
+  const mounts = hostMounts(config, component);
   return {
     metadata: { labels: componentLabels(component) },
     spec: {
@@ -56,12 +61,12 @@ function podTemplate(config: ResolvedConfig, component: SelfHostedComponent, arg
         image: image(config, component),
         imagePullPolicy: 'IfNotPresent',
         command: [component, ...args],
-        volumeMounts: [{ name: 'secrets', mountPath: SECRET_MOUNT, readOnly: true }],
+        volumeMounts: mounts.map((m) => m.mount),
         startupProbe: probe('startup'),
         livenessProbe: probe('liveness'),
         readinessProbe: probe('readiness'),
       }],
-      volumes: [{ name: 'secrets', secret: { secretName: component, defaultMode: 0o400 } }],
+      volumes: mounts.map((m) => m.volume),
     },
   };
 }
@@ -72,6 +77,9 @@ const surge = () => ({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxU
 
 /** Seconds a surge kube-apiserver pod must stay ready before the old one is removed. */
 export const APISERVER_MIN_READY_SECONDS = 30;
+
+/** Where the components find their PKI files: the host's `certificatesDir`, mounted at the same path. */
+const onHost = (config: ResolvedConfig): Locate => (file) => join(config.certificatesDir, file);
 
 /** The environment variable the apiserver's `--advertise-address` reads: the node's IP (downward API). */
 export const HOST_IP_ENV = 'HOST_IP';
@@ -85,7 +93,7 @@ export const HOST_IP_ENV = 'HOST_IP';
 export function apiServerDaemonSet(config: ResolvedConfig): Manifest<V1DaemonSet> {
   const port = controlPlanePorts(config).selfHosted.apiServer;
   const host = probeHost(config.apiServer.extraArgs, '');
-  const args = apiServerFlags(config, inSecret, port, 'self-hosted');
+  const args = apiServerFlags(config, onHost(config), port, 'self-hosted');
   const template = podTemplate(config, 'kube-apiserver', args, (kind) => httpsProbe(kind, host, port, kind === 'readiness' ? '/readyz' : '/livez'));
   template.spec!.containers[0]!.env = [{ name: HOST_IP_ENV, valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }];
   // minReadySeconds: a surge pod's probes may be answered by the old instance (shared port), so give
@@ -108,17 +116,17 @@ function controllerDeployment(config: ResolvedConfig, component: 'kube-controlle
   return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: metadata(component), spec: { replicas: Math.max(1, replicas), selector: selector(component), strategy: surge(), template } };
 }
 
-/** The kube-controller-manager Deployment (kubeconfig from its Secret: the node-local apiserver). */
+/** The kube-controller-manager Deployment (its node's controller-manager.conf: the node-local apiserver). */
 export function controllerManagerDeployment(config: ResolvedConfig, replicas = 1): Manifest<V1Deployment> {
   const port = controlPlanePorts(config).selfHosted.controllerManager;
-  const args = controllerManagerFlags(config, inSecret, kubeconfigInSecret, port, 'self-hosted');
+  const args = controllerManagerFlags(config, onHost(config), kubeconfigPaths(config).controllerManager, port, 'self-hosted');
   return controllerDeployment(config, 'kube-controller-manager', args, port, config.controllerManager.extraArgs, replicas);
 }
 
-/** The kube-scheduler Deployment (kubeconfig from its Secret: the node-local apiserver). */
+/** The kube-scheduler Deployment (its node's scheduler.conf: the node-local apiserver). */
 export function schedulerDeployment(config: ResolvedConfig, replicas = 1): Manifest<V1Deployment> {
   const port = controlPlanePorts(config).selfHosted.scheduler;
-  const args = schedulerFlags(config, kubeconfigInSecret, port, 'self-hosted');
+  const args = schedulerFlags(config, kubeconfigPaths(config).scheduler, port, 'self-hosted');
   return controllerDeployment(config, 'kube-scheduler', args, port, config.scheduler.extraArgs, replicas);
 }
 
@@ -150,37 +158,37 @@ export function clusterAdminsBinding(): Manifest<V1ClusterRoleBinding> {
 }
 
 /**
- * Every self-hosted object, in apply order: ServiceAccounts, RBAC, Secrets, then the apiserver
- * DaemonSet, the controllers' PodDisruptionBudgets and the controller-manager and scheduler Deployments.
- * @param secrets the files the Secrets carry (see {@link SelfHostedSecrets}).
+ * Every self-hosted object, in apply order: ServiceAccounts, RBAC, then the apiserver DaemonSet, the
+ * controllers' PodDisruptionBudgets and the controller-manager and scheduler Deployments. No Secret:
+ * the pods read their node's files.
+ * @param inputs this node's files the components read (see {@link SelfHostedInputs}): checked, and
+ *   hashed into each pod template ({@link FILES_DIGEST}), so renewed files roll the workload.
  * @param opts.controlPlaneNodes the number of control-plane nodes: the controllers' replicas (default 1).
  * @throws KubeceptionError `self-hosted-input` for a missing PEM or a kubeconfig not pointing at the final apiserver.
  * @throws ConfigError `config-invalid` if an `extraArgs` section sets a reserved flag (see `RESERVED_FLAGS`).
  */
-export function selfHostedObjects(config: ResolvedConfig, secrets: SelfHostedSecrets, opts: { controlPlaneNodes?: number } = {}): ManifestObject[] {
-  const secretObjects = selfHostedSecrets(config, secrets);
-  const digest = (name: string) => createHash('sha256').update(JSON.stringify(secretObjects.find((s) => s.metadata.name === name)?.data ?? {})).digest('hex');
+export function selfHostedObjects(config: ResolvedConfig, inputs: SelfHostedInputs, opts: { controlPlaneNodes?: number } = {}): ManifestObject[] {
+  checkInputs(config, inputs);
+  const digest = (c: SelfHostedComponent) => filesDigest(c, inputs);
   return [
     ...selfHostedServiceAccounts(),
     clusterAdminsBinding(),
-    ...secretObjects,
-    withSecretDigest(apiServerDaemonSet(config), digest('kube-apiserver')),
+    withFilesDigest(apiServerDaemonSet(config), digest('kube-apiserver')),
     ...controllerDisruptionBudgets(),
-    withSecretDigest(controllerManagerDeployment(config, opts.controlPlaneNodes), digest('kube-controller-manager')),
-    withSecretDigest(schedulerDeployment(config, opts.controlPlaneNodes), digest('kube-scheduler')),
+    withFilesDigest(controllerManagerDeployment(config, opts.controlPlaneNodes), digest('kube-controller-manager')),
+    withFilesDigest(schedulerDeployment(config, opts.controlPlaneNodes), digest('kube-scheduler')),
   ];
 }
 
-/** Annotation on each self-hosted pod template: SHA-256 of its Secret's data. */
-export const SECRET_DIGEST = 'kubeception.io/secret-sha256';
+export { FILES_DIGEST, SELF_HOSTED_COMPONENTS };
 
 /**
- * Puts the Secret's digest on the pod template, so a changed Secret (renewed certificates) rolls the
- * workload (surge: the old pod serves until the new one is ready) instead of leaving pods on
- * certificates they loaded at start.
+ * Puts the digest of the component's files on its pod template, so changed files (renewed
+ * certificates) roll the workload (surge: the old pod serves until the new one is ready) instead of
+ * leaving pods on certificates they loaded at start.
  */
-function withSecretDigest<T extends Manifest<V1DaemonSet> | Manifest<V1Deployment>>(o: T, digest: string): T {
+function withFilesDigest<T extends Manifest<V1DaemonSet> | Manifest<V1Deployment>>(o: T, digest: string): T {
   const t = o.spec!.template;
-  t.metadata = { ...t.metadata, annotations: { ...t.metadata?.annotations, [SECRET_DIGEST]: digest } };
+  t.metadata = { ...t.metadata, annotations: { ...t.metadata?.annotations, [FILES_DIGEST]: digest } };
   return o;
 }

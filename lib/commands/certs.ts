@@ -3,17 +3,17 @@
  *
  * check-expiration prints kubeadm's two tables (certificates, then CAs) over every certificate
  * kubeception issued (lib/pki/expiry.ts); JSON is kubeadm's `CertificateExpirationInfo` shape.
- * renew re-issues for the same keys (lib/pki/renew.ts), re-applies the self-hosted Secrets and the
- * join service, then rolls what reads them with a surge rollout (the new kube-apiserver binds the
+ * renew re-issues for the same keys (lib/pki/renew.ts), re-applies the self-hosted objects (the digest
+ * of each component's files on its pod template) and the join service, then rolls what reads them with a surge rollout (the new kube-apiserver binds the
  * port beside the old one, SO_REUSEPORT), restarts the kubelet if its kubeconfig changed, and
- * refreshes the recovery manifest. Secret bytes are never printed.
+ * refreshes the recovery manifest. Key bytes are never printed.
  * @see https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-certs/
  */
 import { ExitCode } from '../errors.ts';
-import { cluster, probeApiserver } from '../k8s/apiserver.ts';
+import { cluster, endpointCluster, probeApiserver } from '../k8s/apiserver.ts';
 import { expiryReport, type ExpiryEntry, type ExpiryReport } from '../pki/expiry.ts';
 import { renewHostCertificates, selectNames } from '../pki/renew.ts';
-import { applyComponentByComponent, selfHostedManifests } from '../steps/self-hosted.ts';
+import { applyComponentByComponent, restartLocalControlPlane, selfHostedManifests } from '../steps/self-hosted.ts';
 import { ensureJoinService, waitJoinService } from '../steps/join-service.ts';
 import { renderRecoveryManifest } from '../steps/recovery.ts';
 import { rollAndWait } from '../k8s/rollout.ts';
@@ -75,7 +75,7 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       const api = (await probeApiserver(ctx, 'final')) === undefined ? await cluster(ctx, 'final') : undefined;
       const report = await expiryReport(config, hb.files, api);
       io.stdout(args.output === 'json' ? `${JSON.stringify(expiryJson(report))}\n` : formatExpiry(report));
-      if (!api) io.stderr('note: the apiserver does not answer; the self-hosted Secrets were not checked\n');
+      if (!api) io.stderr("note: the apiserver does not answer; the join service's TLS Secret was not checked\n");
       return ExitCode.ok;
     }
     if (sub === 'upload') {
@@ -104,24 +104,37 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       return ExitCode.ok;
     }
     if (sub !== 'renew') throw new (await import('../errors.ts')).InputError('usage', { what: `certs ${sub ?? ''}`.trim(), why: 'unknown certs subcommand', fix: 'use `kubeception certs check-expiration`, `kubeception certs renew all|NAME` or `kubeception certs upload [--ttl 2h]`' });
-    const { joinedControlPlane, joinedControlPlaneError } = await import('../steps/preflight.ts');
-    if (await joinedControlPlane(ctx)) throw joinedControlPlaneError(`certs renew ${name ?? ''}`.trim());
+    const { joinedControlPlane } = await import('../steps/preflight.ts');
+    const joined = await joinedControlPlane(ctx);
     const names = selectNames(ctx, name);
     const renewed = await renewHostCertificates(ctx, names);
     io.stdout(`renewed on the host: ${renewed.join(', ')}\n`);
+    if (joined) {
+      // A control-plane node that joined: its pods read its own files; the cluster's objects are the
+      // bootstrap node's. Restart the pods here (through the controlPlaneEndpoint, not this node's apiserver).
+      const restarted = await restartLocalControlPlane(ctx, await endpointCluster(ctx));
+      io.stdout(`restarted on ${config.nodeName}: ${restarted.join(', ') || 'no control-plane pod here'}\n`);
+      if (renewed.includes('kubelet.conf')) {
+        await ctx.systemd.start(config.distro.units.kubelet, { restart: true });
+        io.stdout('restarted the kubelet\n');
+      }
+      await renderRecoveryManifest(ctx);
+      io.stdout('Done renewing certificates. The renewed certificates are in use.\n');
+      return ExitCode.ok;
+    }
     if ((await probeApiserver(ctx, 'final')) !== undefined) {
-      io.stderr('warning: the apiserver does not answer: the self-hosted Secrets were not updated; run `kubeception run bootstrap` once it serves\n');
+      io.stderr('warning: the apiserver does not answer: the control plane was not rolled onto the renewed files; run `kubeception run bootstrap` once it serves\n');
       return ExitCode.ok;
     }
     const api = await cluster(ctx, 'final');
-    // The join service first: applying the self-hosted Secrets starts the kube-apiserver roll, during
+    // The join service first: applying the self-hosted objects starts the kube-apiserver roll, during
     // which requests may land on a surge instance that is still starting.
     if (renewed.includes('kubeception-join') || renewed.includes('apiserver')) {
       await ensureJoinService(ctx);
       await waitJoinService(ctx);
     }
     const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx, api), { force: true });
-    io.stdout(`updated: ${changed.filter((r) => r.startsWith('Secret')).join(', ') || 'no Secret changed'}\n`);
+    io.stdout(`updated: ${changed.join(', ') || 'nothing changed'}\n`);
     // The join service reads its renewed serving certificate at start.
     rolled.push(...(await rollAndWait(ctx, api, [['Deployment', 'kubeception-join']])));
     io.stdout(`rolled: ${rolled.join(', ')}\n`);

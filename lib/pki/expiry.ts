@@ -3,8 +3,8 @@
  * `kubeception certs check-expiration` prints (kubeadm's two tables). Sources: the PKI files of the
  * certificate table, the kubeconfigs (admin, controller-manager, scheduler, their bootstrap twins,
  * the kubelet's — inline or the rotating file it names), the join service's serving certificate,
- * the kubelet's serving certificate, and — when the API answers — the self-hosted Secrets and the
- * join service's TLS Secret. Read-only; uses `anyCertFacts` (node:crypto) only.
+ * the kubelet's serving certificate, and — when the API answers — the join service's TLS Secret
+ * (the self-hosted control plane reads the host's files, listed above). Read-only; uses `anyCertFacts` (node:crypto) only.
  * @see kubernetes/cmd/kubeadm/app/cmd/certs.go (newCmdCertsExpiration)
  */
 import { join } from 'node:path';
@@ -81,10 +81,10 @@ async function hostEntries(config: ResolvedConfig, files: HostFiles): Promise<Ex
   return { certificates, authorities };
 }
 
-/** The self-hosted Secrets and the join service's TLS Secret: every certificate in them, by key. */
+/** The join service's TLS Secret (the only certificate kubeception keeps in the API): every certificate in it, by key. */
 async function secretEntries(api: Cluster, cas: Map<string, { name: string; keyed: boolean }>): Promise<ExpiryEntry[]> {
   const out: ExpiryEntry[] = [];
-  for (const name of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubeception-join-tls']) {
+  for (const name of ['kubeception-join-tls']) {
     const s = await api.read<{ data?: Record<string, string> } & import('../k8s/client.ts').KubernetesObject>({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'kube-system' } });
     for (const [key, b64] of Object.entries(s?.data ?? {}).sort()) {
       const text = Buffer.from(b64, 'base64').toString('utf8');

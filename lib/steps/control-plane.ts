@@ -19,7 +19,7 @@ import { kubeletRestart, kubeletRestartPending, kubeletTarget, pointKubelet, res
 import { markPending } from '../host/pending.ts';
 import { crashPoint } from '../crash.ts';
 import { imagePullError, staticPodTrouble } from '../k8s/static-pod-state.ts';
-import { applyComponentByComponent, selfHostedManifests } from './self-hosted.ts';
+import { applyComponentByComponent, deleteLegacyKeySecrets, selfHostedManifests } from './self-hosted.ts';
 import type { Cluster, KubernetesObject, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
@@ -138,6 +138,8 @@ export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOut
     // A running self-hosted control plane (a re-run with renewed certificates or changed flags):
     // one component at a time, each roll awaited, as `certs renew` does.
     const { changed, rolled } = await applyComponentByComponent(ctx, api, objects, { afterFirst: () => crashPoint('partly-applied') });
+    // The workloads have rolled off the Secrets an older kubeception kept the keys in.
+    changed.push(...(await deleteLegacyKeySecrets(api)));
     for (const ref of changed) ctx.log.info(`applied ${ref}`);
     return { changed: changed.length > 0, detail: `${changed.length} object(s) changed via the final apiserver${rolled.length ? `; rolled one at a time: ${rolled.join(', ')}` : ''}` };
   }
@@ -146,6 +148,7 @@ export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOut
   const changed = await api.apply(objects.slice(0, half));
   crashPoint('partly-applied');
   changed.push(...(await api.apply(objects.slice(half))));
+  changed.push(...(await deleteLegacyKeySecrets(api)));
   for (const ref of changed) ctx.log.info(`applied ${ref}`);
   return { changed: changed.length > 0, detail: `${changed.length} object(s) changed via the ${which} apiserver` };
 }

@@ -18,6 +18,7 @@ export * from './certs.ts';
 export * from './container-runtime.ts';
 export * from './control-plane.ts';
 export * from './control-plane-join.ts';
+export * from './control-plane-identity.ts';
 export * from './etcd.ts';
 export * from './images.ts';
 export * from './join-network.ts';

@@ -120,20 +120,20 @@ export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck(
 /**
  * Whether this node joined as a further control-plane node (its etcd environment, written by
  * kubeception, says `initial-cluster-state=existing`). Such a node's leaf certificates and
- * kubeconfigs are its own, not the ones the self-hosted Secrets carry: commands that re-apply those
- * Secrets from this host's files (bootstrap, `certs renew`, `upgrade apply`) run on the node that
- * bootstrapped the cluster.
+ * kubeconfigs are its own and its config may not be the cluster's: commands that render the cluster's
+ * self-hosted objects from this host's config (bootstrap, `upgrade apply`) run on the node that
+ * bootstrapped the cluster (`certs renew` here renews this node's files and restarts its own pods).
  */
 export async function joinedControlPlane(ctx: Pick<Context, 'files' | 'config'>): Promise<boolean> {
   const env = (await ctx.files.read(ctx.config.distro.paths.etcdEnvironmentFile)) ?? '';
   return env.startsWith(ETCD_ENV_HEADER) && /^ETCD_INITIAL_CLUSTER_STATE="existing"$/m.test(env);
 }
 
-/** The refusal of a Secret-applying command on a joined control-plane node. */
+/** The refusal of a command that renders the cluster's self-hosted objects, on a joined control-plane node. */
 export function joinedControlPlaneError(command: string): InputError {
   return new InputError('joined-control-plane', {
     what: command,
-    why: 'this node joined as a further control-plane node: its certificates are its own, and this command would replace the cluster\'s self-hosted Secrets with them',
+    why: 'this node joined as a further control-plane node: this command would render the cluster\'s self-hosted control plane from this node\'s config',
     fix: `run \`kubeception ${command}\` on the control-plane node that bootstrapped the cluster`,
   });
 }
@@ -141,7 +141,7 @@ export function joinedControlPlaneError(command: string): InputError {
 /**
  * `ControlPlaneEndpoint` (bootstrap): never a second bootstrap control plane against a running
  * cluster. Refused: a node that joined as a further control-plane node (its etcd environment says
- * `initial-cluster-state=existing`: its PKI files are not the ones the self-hosted Secrets carry), and
+ * `initial-cluster-state=existing`: the cluster's objects are rendered on the node that bootstrapped it), and
  * a node without the cluster CA key (a fresh host, a worker) while an apiserver already answers at the
  * `controlPlaneEndpoint`.
  */
@@ -150,7 +150,7 @@ const bootstrapEndpointCheck: Check = {
   ignorable: false,
   async run(ctx) {
     if (await joinedControlPlane(ctx))
-      return { message: 'this node joined the cluster as a further control-plane node (run join --control-plane): bootstrap would replace the cluster\'s self-hosted Secrets with its own certificates', fix: 'converge it with the same `kubeception run join … --control-plane` command (with a new `certs upload` key if the shared keys are gone)' };
+      return { message: 'this node joined the cluster as a further control-plane node (run join --control-plane): bootstrap would render the cluster\'s self-hosted control plane from this node\'s config', fix: 'converge it with the same `kubeception run join … --control-plane` command (with a new `certs upload` key if the shared keys are gone)' };
     const cpe = ctx.config.controlPlaneEndpoint;
     // A node holding the cluster CA key is this cluster's control plane (a re-run); a worker has only ca.crt.
     if (!cpe || (await ctx.files.exists(join(ctx.config.certificatesDir, 'ca.key')))) return undefined;

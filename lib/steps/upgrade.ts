@@ -139,8 +139,9 @@ export async function etcdSnapshot(ctx: Context): Promise<StepOutcome> {
 
 
 /**
- * `backup-objects`: the live workloads the upgrade changes and the Secrets and ConfigMaps of the
- * control plane, as one YAML stream `objects.yaml` (0600: it holds the control plane's keys).
+ * `backup-objects`: the live workloads the upgrade changes and the ConfigMaps of the control plane
+ * (and, on a cluster an older kubeception made, the Secrets that held its keys), as one YAML stream
+ * `objects.yaml` (0600).
  */
 export async function backupObjects(ctx: Context): Promise<StepOutcome> {
   const j = journal(ctx);

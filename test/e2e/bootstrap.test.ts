@@ -78,8 +78,9 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
     assert.deepEqual(units('kubelet-start'), ['enable kubelet.service', 'start kubelet.service']);
     assert.ok(units('kubelet-pivot').includes('restart kubelet.service'));
     const objects = changes('self-hosted-control-plane').objects.map((o: any) => o.ref);
-    for (const ref of ['DaemonSet/kube-system/kube-apiserver', 'Deployment/kube-system/kube-controller-manager', 'Deployment/kube-system/kube-scheduler', 'Secret/kube-system/kube-apiserver'])
+    for (const ref of ['DaemonSet/kube-system/kube-apiserver', 'Deployment/kube-system/kube-controller-manager', 'Deployment/kube-system/kube-scheduler'])
       assert.ok(objects.includes(ref), `${ref} in ${objects.join(', ')}`);
+    assert.ok(!objects.some((r: string) => r.startsWith('Secret/kube-system/kube-')), `no control-plane key goes into a Secret: ${objects.join(', ')}`);
     assert.ok(plan.totals.files >= 30 && plan.totals.units >= 6 && plan.totals.objects >= 15, JSON.stringify(plan.totals));
     const text = freshPlan.text!.stdout;
     assert.equal(freshPlan.text!.code, 0, freshPlan.text!.stderr);

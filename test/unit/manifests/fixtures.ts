@@ -1,5 +1,5 @@
 /**
- * Fixtures for the manifest tests: IPv4 and IPv6 configs, the self-hosted Secrets' inputs (fake
+ * Fixtures for the manifest tests: IPv4 and IPv6 configs, the self-hosted control plane's inputs (fake
  * PEM text, real kubeconfig rendering), and helpers that read flags and walk objects.
  */
 import type { V1Container, V1DaemonSet, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
@@ -8,7 +8,7 @@ import { apiserverUrls } from '../../../lib/k8s/endpoints.ts';
 import type { ResolvedConfig } from '../../../lib/types.ts';
 import type { Manifest, ManifestObject } from '../../../manifests/common.ts';
 import { PKI_FILES, type PkiFile } from '../../../manifests/flags.ts';
-import type { SelfHostedSecrets } from '../../../manifests/self-hosted.ts';
+import type { SelfHostedInputs } from '../../../manifests/self-hosted.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 
 export { sampleConfig };
@@ -25,9 +25,9 @@ export function ipv6Config(over: Partial<ResolvedConfig> = {}): ResolvedConfig {
 /** Distinct fake PEM text per file, so a test can tell which file landed where. */
 export const pem = (file: string) => `-----BEGIN TEST-----\n${file}\n-----END TEST-----\n`;
 
-/** Secrets input as the caller would pass it: every PKI file, kubeconfigs for `server` (default: the final apiserver). */
-export function sampleSecrets(config: ResolvedConfig, server = apiserverUrls(config).loopback): SelfHostedSecrets {
-  const pki = Object.fromEntries((Object.keys(PKI_FILES) as PkiFile[]).map((f) => [f, pem(f)])) as Record<PkiFile, string>;
+/** The self-hosted inputs as the caller would pass them: every PKI file, kubeconfigs for `server` (default: the final apiserver). */
+export function sampleInputs(config: ResolvedConfig, server = apiserverUrls(config).loopback): SelfHostedInputs {
+  const pki = Object.fromEntries(PKI_FILES.map((f) => [f, pem(f)])) as Record<PkiFile, string>;
   const kubeconfig = (user: string) => renderKubeconfig({ server, caPem: pem('ca.crt'), user, certPem: pem(user), keyPem: pem(`${user}.key`) });
   return { pki, kubeconfigs: { controllerManager: kubeconfig('system:kube-controller-manager'), scheduler: kubeconfig('system:kube-scheduler') } };
 }

@@ -12,13 +12,13 @@ import { controlPlanePorts, type ManifestObject } from '../../../manifests/commo
 import { kubeProxyObjects } from '../../../manifests/addons/kube-proxy.ts';
 import { selfHostedObjects } from '../../../manifests/self-hosted.ts';
 import { bootstrapStaticPods } from '../../../manifests/static-pods.ts';
-import { allStrings, flagsOf, ipv6Config, podSpecOf, sampleConfig, sampleSecrets } from './fixtures.ts';
+import { allStrings, flagsOf, ipv6Config, podSpecOf, sampleConfig, sampleInputs } from './fixtures.ts';
 
 /** Everything the builders produce for one config: static pods, self-hosted objects, kube-proxy. */
 function everything(config: ResolvedConfig) {
   return {
     staticPods: bootstrapStaticPods(config),
-    objects: [...selfHostedObjects(config, sampleSecrets(config)), ...kubeProxyObjects(config)] as ManifestObject[],
+    objects: [...selfHostedObjects(config, sampleInputs(config)), ...kubeProxyObjects(config)] as ManifestObject[],
   };
 }
 

@@ -14,18 +14,26 @@ import { projectedVolumes, recoveryStaticPod } from '../../../manifests/recovery
 import { recoveryWatcherScript } from '../../../manifests/recovery-watcher.ts';
 import { sampleConfig } from './fixtures.ts';
 
-test('the recovery pod is the DaemonSet pod with host directories for its Secret and no API-only fields', () => {
+test('the recovery pod is the DaemonSet pod, with its hostPath volumes as they are, and no API-only fields', () => {
   const ds = apiServerDaemonSet(sampleConfig());
   const vols = projectedVolumes(ds, '/etc/kubernetes/recovery/volumes');
-  assert.deepEqual(vols, [{ volume: 'secrets', kind: 'Secret', name: 'kube-apiserver', hostDir: '/etc/kubernetes/recovery/volumes/secrets' }]);
+  assert.deepEqual(vols, [], 'the apiserver reads the host\'s PKI: nothing to copy from the API');
   const pod = recoveryStaticPod(ds, vols);
   assert.equal(pod.metadata.name, 'recovery-kube-apiserver');
   assert.deepEqual(pod.spec?.containers, ds.spec!.template.spec?.containers);
   assert.ok(pod.spec?.containers[0]?.command?.includes('--permit-port-sharing=true'));
-  assert.deepEqual(pod.spec?.volumes, [{ name: 'secrets', hostPath: { path: '/etc/kubernetes/recovery/volumes/secrets', type: 'Directory' } }]);
+  assert.deepEqual(pod.spec?.volumes, [{ name: 'k8s-certs', hostPath: { path: '/etc/kubernetes/pki', type: 'Directory' } }]);
   for (const f of ['serviceAccountName', 'automountServiceAccountToken', 'nodeSelector', 'tolerations']) assert.equal(f in (pod.spec ?? {}), false, f);
   const selector = ds.spec!.selector.matchLabels ?? {};
   assert.ok(Object.entries(selector).some(([k, v]) => pod.metadata.labels?.[k] !== v), 'the DaemonSet selector must not match the mirror pod');
+});
+
+test('a Secret volume (a DaemonSet an older kubeception or an operator made) still becomes a host directory', () => {
+  const ds = apiServerDaemonSet(sampleConfig());
+  ds.spec!.template.spec!.volumes!.push({ name: 'secrets', secret: { secretName: 'kube-apiserver' } });
+  const vols = projectedVolumes(ds, '/etc/kubernetes/recovery/volumes');
+  assert.deepEqual(vols, [{ volume: 'secrets', kind: 'Secret', name: 'kube-apiserver', hostDir: '/etc/kubernetes/recovery/volumes/secrets' }]);
+  assert.deepEqual(recoveryStaticPod(ds, vols).spec?.volumes?.[1], { name: 'secrets', hostPath: { path: '/etc/kubernetes/recovery/volumes/secrets', type: 'Directory' } });
 });
 
 test('with this node\'s IP, the recovery pod needs no downward API: $(HOST_IP) resolved, probes given the host', () => {

@@ -1,37 +1,34 @@
-/** The self-hosted control plane's objects (manifests/self-hosted.ts, self-hosted-secrets.ts). */
+/** The self-hosted control plane's objects (manifests/self-hosted.ts, self-hosted-inputs.ts). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1DaemonSet, V1Deployment, V1Secret, V1ServiceAccount } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Deployment, V1ServiceAccount } from '@kubernetes/client-node';
 import { KubeceptionError } from '../../../lib/errors.ts';
 import { parseKubeconfig } from '../../../lib/k8s/kubeconfig.ts';
 import { apiserverUrls } from '../../../lib/k8s/endpoints.ts';
-import { SECRET_MOUNT } from '../../../manifests/self-hosted-secrets.ts';
+import { COMPONENT_PKI_FILES, FILES_DIGEST } from '../../../manifests/self-hosted-inputs.ts';
+import { kubeconfigPaths } from '../../../lib/k8s/endpoints.ts';
 import { selfHostedObjects } from '../../../manifests/self-hosted.ts';
-import { find, flagsOf, ipv6Config, pem, podSpecOf, sampleConfig, sampleSecrets } from './fixtures.ts';
+import { find, flagsOf, ipv6Config, pem, podSpecOf, sampleConfig, sampleInputs } from './fixtures.ts';
 
 const config = sampleConfig();
-const secrets = sampleSecrets(config);
-const objects = selfHostedObjects(config, secrets);
+const inputs = sampleInputs(config);
+const objects = selfHostedObjects(config, inputs);
 const components = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
-const secretData = (name: string) => {
-  const s = find(objects, 'Secret', name) as V1Secret;
-  return Object.fromEntries(Object.entries(s.data!).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-};
+const digestOf = (o: ReturnType<typeof find>) => (o as V1DaemonSet).spec!.template.metadata!.annotations![FILES_DIGEST];
 const containerOf = (kind: 'DaemonSet' | 'Deployment', name: string) => podSpecOf(find(objects, kind, name))!.containers[0]!;
 
 describe('selfHostedObjects', () => {
-  it('returns ServiceAccounts, RBAC, Secrets, then the workloads (apply order)', () => {
+  it('returns ServiceAccounts, RBAC, then the workloads (apply order): no Secret', () => {
     assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`), [
       'ServiceAccount/kube-apiserver', 'ServiceAccount/kube-controller-manager', 'ServiceAccount/kube-scheduler',
       'ClusterRoleBinding/kubeadm:cluster-admins',
-      'Secret/kube-apiserver', 'Secret/kube-controller-manager', 'Secret/kube-scheduler',
       'DaemonSet/kube-apiserver', 'PodDisruptionBudget/kube-controller-manager', 'PodDisruptionBudget/kube-scheduler',
       'Deployment/kube-controller-manager', 'Deployment/kube-scheduler',
     ]);
   });
 
   it('HA: the controllers get one replica per control-plane node, a preferred anti-affinity per node, a PDB of maxUnavailable 1', () => {
-    const three = selfHostedObjects(config, secrets, { controlPlaneNodes: 3 });
+    const three = selfHostedObjects(config, inputs, { controlPlaneNodes: 3 });
     for (const name of ['kube-controller-manager', 'kube-scheduler']) {
       const d = find(three, 'Deployment', name) as V1Deployment;
       assert.equal(d.spec!.replicas, 3);
@@ -64,34 +61,51 @@ describe('selfHostedObjects', () => {
     assert.deepEqual(crb.subjects.map((s) => [s.kind, s.name]), [['Group', 'kubeadm:cluster-admins']]);
   });
 
-  it('Secrets are Opaque with base64 data (no stringData) holding exactly the files each component reads', () => {
-    for (const c of components) {
-      const s = find(objects, 'Secret', c) as V1Secret;
-      assert.deepEqual([s.type, s.stringData], ['Opaque', undefined]);
-    }
-    assert.deepEqual(Object.keys(secretData('kube-apiserver')).sort(), [
-      'apiserver-etcd-client.crt', 'apiserver-etcd-client.key', 'apiserver-kubelet-client.crt', 'apiserver-kubelet-client.key',
-      'apiserver.crt', 'apiserver.key', 'ca.crt', 'etcd-ca.crt', 'front-proxy-ca.crt', 'front-proxy-client.crt', 'front-proxy-client.key',
-      'sa.key', 'sa.pub',
-    ]);
-    assert.equal(secretData('kube-apiserver')['etcd-ca.crt'], pem('etcd/ca.crt'));
-    assert.deepEqual(secretData('kube-controller-manager'), {
-      'ca.crt': pem('ca.crt'), 'ca.key': pem('ca.key'), 'sa.key': pem('sa.key'), 'front-proxy-ca.crt': pem('front-proxy-ca.crt'),
-      kubeconfig: secrets.kubeconfigs.controllerManager,
-    });
-    assert.deepEqual(secretData('kube-scheduler'), { kubeconfig: secrets.kubeconfigs.scheduler });
+  it('no private key, no certificate and no kubeconfig text is in any object (a node identity could read a Secret, not the host)', () => {
+    const text = JSON.stringify(objects);
+    for (const file of Object.keys(inputs.pki)) assert.ok(!text.includes(JSON.stringify(pem(file)).slice(1, -1)), `${file} is in an object`);
+    assert.ok(!text.includes(inputs.kubeconfigs.controllerManager.slice(0, 40)));
+    assert.ok(!text.includes('BEGIN'));
   });
 
-  it('every file a self-hosted flag names is a key of that component\'s Secret', () => {
+  it('every file a self-hosted flag names is under a read-only hostPath mount of that pod, and is one its component reads', () => {
     const workloads = [containerOf('DaemonSet', 'kube-apiserver'), containerOf('Deployment', 'kube-controller-manager'), containerOf('Deployment', 'kube-scheduler')];
+    const kc = kubeconfigPaths(config);
+    const allowed: Record<string, string[]> = {
+      'kube-apiserver': COMPONENT_PKI_FILES['kube-apiserver'].map((f) => `${config.certificatesDir}/${f}`),
+      'kube-controller-manager': [...COMPONENT_PKI_FILES['kube-controller-manager'].map((f) => `${config.certificatesDir}/${f}`), kc.controllerManager],
+      'kube-scheduler': [kc.scheduler],
+    };
     for (const [i, container] of workloads.entries()) {
-      const data = secretData(components[i]!);
+      const spec = podSpecOf(find(objects, i === 0 ? 'DaemonSet' : 'Deployment', components[i]!))!;
+      const mounts = container.volumeMounts!.map((m) => [m, spec.volumes!.find((v) => v.name === m.name)!] as const);
+      for (const [m, v] of mounts) assert.deepEqual([m.readOnly, m.mountPath, v.hostPath?.path], [true, m.mountPath, m.mountPath], `${m.name}: read-only hostPath at the host's path`);
       for (const [name, value] of flagsOf(container)) {
         if (!value.startsWith('/')) continue;
-        assert.ok(value.startsWith(`${SECRET_MOUNT}/`), `--${name}=${value}`);
-        assert.ok(value.slice(SECRET_MOUNT.length + 1) in data, `--${name}=${value}: no such key in Secret ${components[i]}`);
+        assert.ok(mounts.some(([m]) => value === m.mountPath || value.startsWith(`${m.mountPath}/`)), `--${name}=${value} is under no mount`);
+        assert.ok(allowed[components[i]!]!.includes(value), `--${name}=${value}: not a file ${components[i]} is meant to read`);
       }
     }
+  });
+
+  it('the scheduler mounts only its kubeconfig; the apiserver and controller-manager the PKI directory (the controller-manager also its kubeconfig)', () => {
+    const vols = (kind: 'DaemonSet' | 'Deployment', name: string) => podSpecOf(find(objects, kind, name))!.volumes!.map((v) => `${v.hostPath!.path}:${v.hostPath!.type}`);
+    const kc = kubeconfigPaths(config);
+    assert.deepEqual(vols('DaemonSet', 'kube-apiserver'), [`${config.certificatesDir}:Directory`]);
+    assert.deepEqual(vols('Deployment', 'kube-controller-manager'), [`${config.certificatesDir}:Directory`, `${kc.controllerManager}:File`]);
+    assert.deepEqual(vols('Deployment', 'kube-scheduler'), [`${kc.scheduler}:File`]);
+  });
+
+  it('a changed file changes the digest of exactly the components that read it (rolls them)', () => {
+    const renewed = sampleInputs(config);
+    renewed.pki['apiserver.crt'] = pem('apiserver.crt renewed');
+    const after = selfHostedObjects(config, renewed);
+    const changed = (['DaemonSet', 'Deployment', 'Deployment'] as const).map((k, i) => digestOf(find(after, k, components[i]!)) !== digestOf(find(objects, k, components[i]!)));
+    assert.deepEqual(changed, [true, false, false]);
+    const key = sampleInputs(config);
+    key.pki['ca.key'] = pem('ca.key rotated');
+    const after2 = selfHostedObjects(config, key);
+    assert.deepEqual((['DaemonSet', 'Deployment', 'Deployment'] as const).map((k, i) => digestOf(find(after2, k, components[i]!)) !== digestOf(find(objects, k, components[i]!))), [false, true, false]);
   });
 
   it('the self-hosted kube-controller-manager runs every controller kubeadm runs (--controllers=*,bootstrapsigner,tokencleaner)', () => {
@@ -99,16 +113,17 @@ describe('selfHostedObjects', () => {
   });
 
   it('the controllers talk to the final apiserver of their own node (loopback), not the bootstrap one nor the first node', () => {
-    for (const c of ['kube-controller-manager', 'kube-scheduler']) assert.equal(parseKubeconfig(secretData(c).kubeconfig!, c).server, 'https://127.0.0.1:6443');
-    assert.throws(() => selfHostedObjects(config, sampleSecrets(config, apiserverUrls(config).final)), /not the node-local final apiserver/);
+    assert.equal(parseKubeconfig(inputs.kubeconfigs.controllerManager, 'cm').server, 'https://127.0.0.1:6443');
+    assert.equal(flagsOf(containerOf('Deployment', 'kube-scheduler')).get('kubeconfig'), kubeconfigPaths(config).scheduler);
+    assert.throws(() => selfHostedObjects(config, sampleInputs(config, apiserverUrls(config).final)), /not the node-local final apiserver/);
   });
 
   it('refuses a bootstrap kubeconfig and a missing PEM (KubeceptionError self-hosted-input)', () => {
     const isInput = (what: string) => (e: unknown) => e instanceof KubeceptionError && e.code === 'self-hosted-input' && e.what === what;
-    assert.throws(() => selfHostedObjects(config, sampleSecrets(config, apiserverUrls(config).bootstrap)), isInput('secrets.kubeconfigs.controllerManager'));
-    const noKey = sampleSecrets(config);
+    assert.throws(() => selfHostedObjects(config, sampleInputs(config, apiserverUrls(config).bootstrap)), isInput('inputs.kubeconfigs.controllerManager'));
+    const noKey = sampleInputs(config);
     noKey.pki['sa.key'] = '';
-    assert.throws(() => selfHostedObjects(config, noKey), isInput("secrets.pki['sa.key']"));
+    assert.throws(() => selfHostedObjects(config, noKey), isInput("inputs.pki['sa.key']"));
   });
 
   for (const [kind, name] of [['DaemonSet', 'kube-apiserver'], ['Deployment', 'kube-controller-manager'], ['Deployment', 'kube-scheduler']] as const) {
@@ -121,8 +136,7 @@ describe('selfHostedObjects', () => {
         ['node-role.kubernetes.io/control-plane', 'Exists', 'NoSchedule'], ['node.kubernetes.io/not-ready', 'Exists', undefined], ['node.kubernetes.io/unreachable', 'Exists', undefined],
       ]);
       assert.deepEqual([spec.serviceAccountName, spec.automountServiceAccountToken], [name, false]);
-      assert.deepEqual(spec.volumes, [{ name: 'secrets', secret: { secretName: name, defaultMode: 0o400 } }]);
-      assert.deepEqual(spec.containers[0]!.volumeMounts, [{ name: 'secrets', mountPath: SECRET_MOUNT, readOnly: true }]);
+      assert.ok(spec.volumes!.every((v) => v.hostPath && !v.secret), 'hostPath volumes only');
       assert.equal(spec.containers[0]!.ports, undefined, 'declared ports would make the scheduler block the surge pod');
     });
 
@@ -158,10 +172,10 @@ describe('selfHostedObjects', () => {
 
   it('probes follow a single bind-address from extraArgs; an IPv6 host stays unbracketed', () => {
     const cfg = sampleConfig({ controllerManager: { extraArgs: { 'bind-address': '10.250.0.2' } } });
-    const cm = podSpecOf(find(selfHostedObjects(cfg, sampleSecrets(cfg)), 'Deployment', 'kube-controller-manager'))!.containers[0]!;
+    const cm = podSpecOf(find(selfHostedObjects(cfg, sampleInputs(cfg)), 'Deployment', 'kube-controller-manager'))!.containers[0]!;
     assert.equal(cm.livenessProbe!.httpGet!.host, '10.250.0.2');
     const v6 = ipv6Config({ apiServer: { extraSANs: [], extraArgs: { 'bind-address': 'fd00:20::2' } } });
-    const api = podSpecOf(find(selfHostedObjects(v6, sampleSecrets(v6)), 'DaemonSet', 'kube-apiserver'))!.containers[0]!;
+    const api = podSpecOf(find(selfHostedObjects(v6, sampleInputs(v6)), 'DaemonSet', 'kube-apiserver'))!.containers[0]!;
     assert.equal(api.livenessProbe!.httpGet!.host, 'fd00:20::2');
   });
 });
