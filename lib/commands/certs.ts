@@ -86,12 +86,10 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       const names = String(args['node-name'] ?? '').split(',').map((n) => n.trim()).filter(Boolean);
       const badName = names.find((n) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(n) || n.length > 253);
       if (badName !== undefined) throw new (await import('../errors.ts')).InputError('usage', { what: '--node-name', why: `"${badName}" is not a node name (lowercase DNS-1123 subdomain)`, fix: 'pass the nodeName of each control-plane node about to join, e.g. --node-name cp2,cp3' });
-      const [{ listMembers }, { healthcheckTls }, { etcdClientUrls }, { holdControlPlaneNames }] = await Promise.all([import('../etcd/members.ts'), import('../steps/etcd.ts'), import('../etcd/config.ts'), import('../join/node-identities.ts')]);
+      const [{ listMembers }, { healthcheckTls }, { etcdClientUrls }] = await Promise.all([import('../etcd/members.ts'), import('../steps/etcd.ts'), import('../etcd/config.ts')]);
       const members = await listMembers(etcdClientUrls(config)[0]!, await healthcheckTls(ctx));
-      const api = await cluster(ctx, 'final');
-      // Held before the keys go up: from now on no bootstrap token can buy these names.
-      if (names.length) await holdControlPlaneNames(api, names);
-      const up = await uploadCerts(api, config, hb.files, ttlMs, members.flatMap((m) => m.clientURLs));
+      // Held before the keys go up (after uploadCerts checked its inputs): from then on no bootstrap token can buy these names.
+      const up = await uploadCerts(await cluster(ctx, 'final'), config, hb.files, ttlMs, members.flatMap((m) => m.clientURLs), new Date(), names);
       redactor?.add(up.certificateKey);
       redactor?.add(up.token);
       if (args.output === 'json') io.stdout(`${JSON.stringify({ kind: 'UploadedCerts', secret: 'kube-system/kubeception-certs', certificateKey: up.certificateKey, expires: up.expires, joinCommand: up.command, heldNodeNames: names })}\n`);

@@ -13,6 +13,7 @@
  * @throws InputError `usage` for a TTL above 2 h; ConfigError `config-invalid` (controlPlaneEndpoint) when
  *   the config has none: all before any API call.
  */
+import { holdControlPlaneNames } from './node-identities.ts';
 import { join } from 'node:path';
 import { ConfigError, HostStateError, InputError } from '../errors.ts';
 import { generateToken, tokenSecret } from './token.ts';
@@ -36,8 +37,10 @@ export interface Uploaded {
 /**
  * Uploads the shared keys under a new certificate key.
  * @param etcdClientUrls the members' client URLs (annotated on the Secret: not secret).
+ * @param holdNodeNames node names held for control-plane joins (lib/join/node-identities.ts) once the
+ *   inputs are checked, before anything is uploaded. @throws InputError `node-name-issued` for one a token bought.
  */
-export async function uploadCerts(api: Cluster, config: ResolvedConfig, files: HostFiles, ttlMs: number, etcdClientUrls: readonly string[], now = new Date()): Promise<Uploaded> {
+export async function uploadCerts(api: Cluster, config: ResolvedConfig, files: HostFiles, ttlMs: number, etcdClientUrls: readonly string[], now = new Date(), holdNodeNames: readonly string[] = []): Promise<Uploaded> {
   if (!config.controlPlaneEndpoint)
     throw new ConfigError('config-invalid', {
       what: 'controlPlaneEndpoint',
@@ -53,6 +56,7 @@ export async function uploadCerts(api: Cluster, config: ResolvedConfig, files: H
     if (text === undefined) throw new HostStateError('pki-missing', { what: path, why: 'a shared key of the cluster is missing on this node', fix: 'run `kubeception certs upload` on a control-plane node that has the full PKI' });
     plain[name] = Buffer.from(text);
   }
+  if (holdNodeNames.length) await holdControlPlaneNames(api, holdNodeNames);
   const expires = new Date(now.getTime() + ttlMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const certificateKey = generateCertificateKey();
   // The TTL proxy: a token Secret that cannot authenticate (no usages), deleted by the token cleaner at expiry.
