@@ -59,9 +59,20 @@ export async function tokenCommand(sub: string | undefined, args: Args, config: 
   return ExitCode.ok;
 }
 
-const untilSignal = () => new Promise<void>((resolve) => {
-  process.once('SIGTERM', resolve);
-  process.once('SIGINT', resolve);
+/**
+ * Resolves on SIGTERM or SIGINT. Keeps the process alive until then: signal listeners alone do not,
+ * and a daemon whose only work is a watch (the CSR approver) would otherwise exit with code 13
+ * (top-level await never settled) whenever its connections are down and only unref'd retry timers
+ * remain — seen on the bed while an apiserver rolled.
+ */
+export const untilSignal = () => new Promise<void>((resolve) => {
+  const alive = setInterval(() => undefined, 3_600_000);
+  const done = () => {
+    clearInterval(alive);
+    resolve();
+  };
+  process.once('SIGTERM', done);
+  process.once('SIGINT', done);
 });
 const stamp = (io: IO) => (l: string) => io.stdout(`${new Date().toISOString()} ${l}\n`);
 
