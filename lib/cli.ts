@@ -5,7 +5,7 @@
  * ```
  * kubeception run <task> [--config FILE] [--distro NAME] [--only a,b] [--skip a,b] [--dry-run]
  *                        [--output text|json] [--concurrent] [--ignore-preflight-errors a,b]
- *                        [--url URL (--token T | --token-file F | $KUBECEPTION_TOKEN) --ca-cert-hash sha256:H…]   (join)
+ *                        [--url URL ($KUBECEPTION_TOKEN | --token-file F | --token T) --ca-cert-hash sha256:H…]   (join)
  * kubeception plan <task> [same options] [--order-only]
  * ```
  */
@@ -16,6 +16,7 @@ import { Redactor, redactingLogger } from './events.ts';
 import { PACKAGE_DIR } from './package.ts';
 import { USAGE, unknownCommand, unknownFlag, unknownStep, usageError, versionText } from './usage.ts';
 import { guardStdout } from './stdio.ts';
+import { argvSecretWarnings, caCertHashes, joinToken, takeSecretEnv } from './join/flags.ts';
 import type { HostBackends } from './runtime.ts';
 import type { RunOptions } from './context.ts';
 
@@ -97,6 +98,8 @@ function parse(argv: string[]) {
  * @returns the exit code (0, 1 or 2).
  */
 export async function main(argv: string[], io: CliIO = defaultIO(), backends?: HostBackends): Promise<number> {
+  // The join secrets leave the environment before anything runs: no child process inherits them.
+  const secretEnv = takeSecretEnv();
   const redactor = new Redactor();
   const json = argv.includes('--output=json') || argv.join(' ').includes('--output json');
   const report = (err: unknown) => {
@@ -107,6 +110,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
   };
   try {
     const args = parse(argv);
+    for (const w of argvSecretWarnings(args)) io.stderr(`warning: ${w}\n`);
     if (args.version) {
       io.stdout(`${versionText(PACKAGE_DIR)}\n`);
       return ExitCode.ok;
@@ -139,12 +143,12 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     }
     if (args.command !== 'run' && args.command !== 'plan') throw unknownCommand(String(args.command));
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
-    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile }, { caCertHashes, joinToken }] = await Promise.all([
-      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'), import('./join/flags.ts'),
+    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile }] = await Promise.all([
+      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'),
     ]);
-    const token = await joinToken(args, process.env);
+    const token = await joinToken(args, secretEnv);
     redactor.add(token);
-    const certificateKey = typeof args['certificate-key'] === 'string' ? args['certificate-key'] : process.env.KUBECEPTION_CERTIFICATE_KEY?.trim() || undefined;
+    const certificateKey = typeof args['certificate-key'] === 'string' ? args['certificate-key'] : secretEnv.KUBECEPTION_CERTIFICATE_KEY;
     redactor.add(certificateKey);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
     if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
