@@ -143,7 +143,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     }
     if (args.command !== 'run' && args.command !== 'plan') throw unknownCommand(String(args.command));
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
-    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile }] = await Promise.all([
+    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir }] = await Promise.all([
       import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'),
     ]);
     const token = await joinToken(args, secretEnv);
@@ -169,7 +169,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const dry = args.command === 'plan' || args['dry-run'] === true;
     if (args['order-only'] === true && !dry) throw usageError('--order-only applies to `plan` (or `run --dry-run`)');
     const orderOnly = dry && args['order-only'] === true;
-    const taskFile = await findTaskFile(args.task, io.cwd, PACKAGE_DIR);
+    const taskFile = await findTaskFile(args.task, siteDir(io.cwd, args.config as string | undefined), PACKAGE_DIR, (m) => io.stderr(`warning: ${m}\n`));
     const where = { packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined };
     // --order-only reads nothing on the host and validates nothing: the config's distro picks the overrides.
     const loaded = orderOnly ? undefined : await loadConfig(where);

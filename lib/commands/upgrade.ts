@@ -12,7 +12,7 @@ import { ExitCode, InputError, isBadInput, KubeceptionError, PreflightError } fr
 import { loadConfig } from '../config/load.ts';
 import { parseDuration } from '../join/token.ts';
 import { cluster } from '../k8s/apiserver.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile } from '../tasks.ts';
+import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../tasks.ts';
 import { makeContext, realBackends, type HostBackends } from '../runtime.ts';
 import { redactingLogger, type Redactor } from '../events.ts';
 import type { Logger, RunOptions } from '../context.ts';
@@ -64,7 +64,7 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
       io.stdout(json ? `${JSON.stringify(plan)}\n` : formatPlan(plan));
       return plan.allowed ? ExitCode.ok : ExitCode.badInput;
     }
-    const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile(`upgrade-${sub}`, io.cwd, packageDir)), config.distro.name, packageDir);
+    const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile(`upgrade-${sub}`, siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir);
     const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('../runner.ts'), import('../run-output.ts')]);
     const rec = recordingSink(io, redactor, json);
     const result = await runTask(task, ctxFor, { renderer: json ? 'silent' : 'default', sink: rec.sink });

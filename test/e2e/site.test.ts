@@ -91,6 +91,7 @@ describe('a site made by init, kubeception installed from a packed tarball', { t
     const ids = [...r.stdout.matchAll(/^\s*\d+\. (\S+)/gm)].map((m) => m[1]);
     assert.equal(ids[ids.indexOf('mark-control-plane') + 1], 'site-marker', r.stdout);
     assert.match(r.stdout, /task file: \/root\/site\/tasks\/bootstrap\.ts/);
+    assert.match(r.stderr, /^warning: task file \/root\/site\/tasks\/bootstrap\.ts replaces the package's tasks\/bootstrap\.ts$/m);
   });
 
   test('run --output json | head -n 3: the run completes anyway; the marker exists; the Node is Ready', async () => {
