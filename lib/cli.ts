@@ -143,7 +143,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     }
     if (args.command !== 'run' && args.command !== 'plan') throw unknownCommand(String(args.command));
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
-    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir }] = await Promise.all([
+    const [{ MAX_WAIT_MS, parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir }] = await Promise.all([
       import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'),
     ]);
     const token = await joinToken(args, secretEnv);
@@ -152,6 +152,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     redactor.add(certificateKey);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
     if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
+    if (discoveryTimeout !== undefined && discoveryTimeout > MAX_WAIT_MS) throw usageError(`--discovery-timeout ${args['discovery-timeout']} is too long: at most 24h`);
     const options: RunOptions = {
       ignorePreflightErrors: new Set(list(args['ignore-preflight-errors'])),
       ignorePreflightErrorsFlag: list(args['ignore-preflight-errors']),

@@ -21,7 +21,7 @@ export const USAGE = `usage:
                           simulates every step: the files, units, commands and API objects it would change
                           [--order-only]: only the steps in order with their needs (reads nothing on the host)
   kubeception init [DIR] [--kubeception VERSION|TARBALL]   an editable site: config, tasks/, package.json
-  kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
+  kubeception token create [--ttl 24h (at most 8760h)] [--description TEXT] [--print-join-command]
   kubeception token list [--output json]
   kubeception token delete ID
   kubeception certs check-expiration [--output json]

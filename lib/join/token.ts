@@ -103,6 +103,16 @@ export function remainingMs(info: TokenInfo, now: Date): number {
   return info.expiration ? Date.parse(info.expiration) - now.getTime() : Number.POSITIVE_INFINITY;
 }
 
+/**
+ * The longest `token create --ttl`: 8760h (a year). A longer one cannot be written as the Secret's
+ * expiration for large values (JavaScript dates end in 275760), and a join token should not live
+ * longer anyway (kubeadm's default is 24h).
+ */
+export const MAX_TOKEN_TTL_MS = 8760 * 3_600_000;
+
+/** The longest wait a duration flag (`--discovery-timeout`, `upgrade apply --timeout`) may ask for: 24h (timers hold at most 24.8 days). */
+export const MAX_WAIT_MS = 24 * 3_600_000;
+
 /** Parses a duration like `24h`, `90m`, `30s`, `1h30m` into milliseconds; undefined if malformed. */
 export function parseDuration(s: string): number | undefined {
   const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(s);

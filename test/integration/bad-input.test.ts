@@ -14,7 +14,7 @@ import { assertSameTree, E2E_PREFIX, kc, snapshot, SITE, writeConfig } from '../
  * One bad input. `task` default `bootstrap`; `setup`/`cleanup` are bash run in the host around the
  * case; `env` the CLI's environment (a join's default: the token in KUBECEPTION_TOKEN, as printed).
  */
-type Case = { name: string; config?: unknown; raw?: string; args?: string[]; env?: Record<string, string>; task?: 'bootstrap' | 'join'; setup?: string; cleanup?: string; want: RegExp[] };
+type Case = { name: string; config?: unknown; raw?: string; args?: string[]; env?: Record<string, string>; task?: 'bootstrap' | 'join'; command?: string[]; setup?: string; cleanup?: string; want: RegExp[] };
 
 const HASH = `sha256:${'a'.repeat(64)}`;
 const TOKEN_ENV = { KUBECEPTION_TOKEN: 'abcdef.0123456789abcdef' };
@@ -59,6 +59,20 @@ const cases: Case[] = [
   { name: 'kubelet.cgroupDriver not a driver', config: { kubelet: { cgroupDriver: 'none' } }, want: [/kubelet\.cgroupDriver/] },
   { name: 'etcd.dataDir relative', config: { etcd: { dataDir: 'var/lib/etcd' } }, want: [/etcd\.dataDir/] },
   { name: 'ignorePreflightErrors not a list', config: { ignorePreflightErrors: 'all' }, want: [/ignorePreflightErrors/] },
+  // values that passed validation before issue 24 (F9)
+  { name: 'controlPlaneEndpoint port out of range', config: { controlPlaneEndpoint: 'cp.example.com:99999' }, want: [/controlPlaneEndpoint/, /port 99999 is not a TCP port/] },
+  { name: 'CA validity beyond 100 years', config: { caCertificateValidityPeriod: '99999999999999999h' }, want: [/caCertificateValidityPeriod/, /at most 876000h/] },
+  { name: 'leaf validity longer than the CAs\'', config: { certificateValidityPeriod: '175200h' }, want: [/certificateValidityPeriod/, /longer than the CAs'/] },
+  { name: 'renewal window not shorter than the validity', config: { certificateValidityPeriod: '1h', certificateRenewalWindow: '2160h' }, want: [/certificateRenewalWindow/, /every run would re-issue every leaf/] },
+  { name: 'kubelet.extraConfig re-enabling the read-only port', config: { kubelet: { extraConfig: { readOnlyPort: 10255 } } }, want: [/kubelet\.extraConfig\.readOnlyPort/, /unauthenticated/] },
+  { name: 'kubelet.extraConfig value of the wrong type', config: { kubelet: { extraConfig: { maxPods: 'many' } } }, want: [/kubelet\.extraConfig\.maxPods/, /expected number/] },
+  { name: 'etcd.extraArgs turning client certificates off', config: { etcd: { extraArgs: { 'client-cert-auth': 'false' } } }, want: [/etcd\.extraArgs\.client-cert-auth/, /sets --client-cert-auth itself/] },
+  { name: 'etcd.extraArgs value with a line break', config: { etcd: { extraArgs: { 'quota-backend-bytes': '1\nETCD_CLIENT_CERT_AUTH=false' } } }, want: [/etcd\.extraArgs\.quota-backend-bytes/, /line break/] },
+  { name: 'unknown ignorePreflightErrors id in the config', config: { ignorePreflightErrors: ['ImagePul'] }, want: [/ignorePreflightErrors/, /"ImagePul" \(did you mean "ImagePull"\?\)/] },
+  { name: 'certificatesDir is the system trust store', config: { certificatesDir: '/etc/ssl' }, want: [/certificatesDir/, /trust store/] },
+  { name: "certificatesDir inside the kubelet's directory", config: { certificatesDir: '/var/lib/kubelet/pki' }, want: [/certificatesDir/, /inside \/var\/lib\/kubelet/] },
+  { name: 'etcd.dataDir is /usr/local', config: { etcd: { dataDir: '/usr/local' } }, want: [/etcd\.dataDir/, /inside \/usr/] },
+  { name: 'token create --ttl beyond its maximum', config: {}, command: ['token', 'create', '--ttl', '99999999999h'], want: [/--ttl 99999999999h is more than the maximum 8760h/] },
   // CLI
   { name: '--config names a directory', config: {}, args: ['--config', '/etc'], want: [/\/etc/] },
   { name: 'unknown step in --only', config: {}, args: ['--only', 'certz'], want: [/no step "certz"/] },
@@ -125,7 +139,7 @@ describe('bad input: exit 2, named field, host unchanged', { timeout: 600_000, c
       if (c.raw !== undefined) await host.writeFile(`${SITE}/kubeception.config.ts`, c.raw);
       else await writeConfig(host, { distro: 'debian', ...(c.config as object), networking: { plugin: 'none', ...((c.config as { networking?: object } | undefined)?.networking) } });
       const before = await snapshot(host);
-      const r = await kc(host, ['run', c.task ?? 'bootstrap', ...(c.args ?? [])], { env: c.env ?? (c.task === 'join' ? TOKEN_ENV : undefined) });
+      const r = await kc(host, [...(c.command ?? ['run', c.task ?? 'bootstrap']), ...(c.args ?? [])], { env: c.env ?? (c.task === 'join' ? TOKEN_ENV : undefined) });
       assert.equal(r.code, 2, `exit code\n${r.stdout}\n${r.stderr}`);
       for (const w of c.want) assert.match(r.stderr, w);
       assert.match(r.stderr, /fix: /);

@@ -60,6 +60,10 @@ const usage: [string, string[], RegExp][] = [
   ['missing --config file', ['plan', 'bootstrap', '--config', '/nonexistent/k.ts'], /--config \/nonexistent\/k.ts/],
   ['join without --url', ['run', 'join', '--distro', 'debian'], /--url/],
   ['--order-only on a real run', ['run', 'bootstrap', '--distro', 'debian', '--only', 'preflight', '--order-only'], /--order-only applies to `plan`/],
+  // Durations beyond what the clock or a token Secret can hold (issue 24): refused before any API call.
+  ['token create --ttl beyond its maximum', ['token', 'create', '--ttl', '99999999999h', '--distro', 'debian'], /--ttl 99999999999h is more than the maximum 8760h/],
+  ['--discovery-timeout beyond its maximum', ['run', 'join', '--distro', 'debian', '--url', 'https://10.250.0.9:30000', '--discovery-timeout', '9999999h'], /--discovery-timeout .*at most 24h/],
+  ['upgrade apply --timeout beyond its maximum', ['upgrade', 'apply', 'v1.35.4', '--timeout', '9999999h', '--distro', 'debian'], /--timeout .*at most 24h/],
 ];
 for (const [name, argv, msg] of usage)
   test(`exit 2: ${name}`, async () => {
