@@ -4,7 +4,7 @@
  * authentication with the extra group kubeadm uses for node joins.
  * @see https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/
  */
-import { randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { BOOTSTRAP_TOKEN_GROUP } from '../constants.ts';
 import type { KubernetesObject } from '../k8s/client.ts';
 
@@ -83,19 +83,6 @@ export function tokenFromSecret(s: SecretLike | undefined): string | undefined {
   const id = unb64(s?.data?.['token-id']);
   const secret = unb64(s?.data?.['token-secret']);
   return id && secret ? `${id}.${secret}` : undefined;
-}
-
-/** Why `token` is not accepted by its Secret (`unknown` or `expired`), or undefined if it is valid now. */
-export function checkToken(token: string, secret: SecretLike | undefined, now: Date): 'unknown' | 'expired' | undefined {
-  const t = parseToken(token);
-  const info = secret && tokenInfo(secret);
-  const stored = tokenFromSecret(secret)?.slice(7) ?? '';
-  if (!t || !info || info.id !== t.id || !info.usages.includes('authentication')) return 'unknown';
-  const a = Buffer.from(stored.padEnd(16));
-  const b = Buffer.from(t.secret.padEnd(16));
-  if (a.length !== b.length || !timingSafeEqual(a, b)) return 'unknown';
-  if (info.expiration && Date.parse(info.expiration) <= now.getTime()) return 'expired';
-  return undefined;
 }
 
 /** Milliseconds until `info` expires (Infinity if it never does). */

@@ -1,7 +1,8 @@
 /**
  * Bad input on a real host: every case exits 2 with a message naming the field or file, saying why
  * and how to fix it — and the host's file tree is unchanged (found before the first host write).
- * Config fields, CLI flags, host state (found by preflight) and join flags; the count is printed.
+ * Config fields, CLI flags, host state (found by preflight) and join flags; the count is printed
+ * (before the hosts boot), and each case is a test of its own.
  * The host has a kubelet and containerd (so the image, kubelet-version and cgroup-driver checks
  * meet real components).
  */
@@ -123,15 +124,11 @@ describe('bad input: exit 2, named field, host unchanged', { timeout: 600_000, c
     }
   };
   before(async () => {
+    console.log(`bad inputs: ${cases.length}`);
     hosts.push(...(await Promise.all([bootHost({ name: `${E2E_PREFIX}badin`, hostname: 'Node-A', kubelet: true }), bootHost({ name: `${E2E_PREFIX}badin2`, hostname: 'Node-A', kubelet: true })])));
     free.push(...hosts);
   });
   after(async () => Promise.all(hosts.map((h) => h.destroy())));
-
-  test(`${cases.length} bad inputs`, () => {
-    console.log(`bad inputs: ${cases.length}`);
-    assert.ok(cases.length >= 40);
-  });
 
   for (const c of cases)
     test(c.name, () => onHost(async (host) => {
