@@ -16,6 +16,7 @@
 import { bootHost, REPO_ROOT, type Host } from '../test/bed/bed.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
+import { printedJoin, type PrintedJoin } from '../test/helpers/join-command.ts';
 import { kubeadmInit } from './kubeadm.ts';
 import { csrSignerSynced, settledControllerManager } from './settle.ts';
 import { timeline } from './timeline.ts';
@@ -58,14 +59,13 @@ async function kubeadmToken(acp: Host): Promise<{ argv: string[]; id: string; ms
   return { argv, id: argv[argv.indexOf('--token') + 1]!.slice(0, 6), ms: Date.now() - t0 };
 }
 
-/** `kubeception run join` arguments from `kubeception token create --print-join-command` on `cp`. */
-async function kubeceptionToken(cp: Host): Promise<{ args: string[]; id: string; ms: number }> {
+/** The `kubeception run join` command (arguments, token in its environment) from `kubeception token create --print-join-command` on `cp`. */
+async function kubeceptionToken(cp: Host): Promise<{ join: PrintedJoin; id: string; ms: number }> {
   const t0 = Date.now();
   const r = await kc(cp, ['token', 'create', '--print-join-command']);
   if (r.code !== 0) throw new Error(`token create failed: ${r.stderr}`);
-  const words = r.stdout.trim().split(/\s+/);
-  const args = words.slice(words.indexOf('join') + 1);
-  return { args, id: args[args.indexOf('--token') + 1]!.slice(0, 6), ms: Date.now() - t0 };
+  const join = printedJoin(r.stdout);
+  return { join, id: join.token.slice(0, 6), ms: Date.now() - t0 };
 }
 
 /** Runs `kubeadm join` (-v=1: its discovery logs each poll of cluster-info) on `aw`. @returns ms to Node Ready and the number of cluster-info polls. */
@@ -110,8 +110,8 @@ try {
   for (const h of [cp!, w!]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
   const boot = await kc(cp!, ['run', 'bootstrap'], { timeoutMs: 900_000 });
   if (boot.code !== 0) throw new Error(`bootstrap failed: ${boot.stderr}`);
-  const args = boot.stdout.split('\n').find((l) => l.includes('kubeception run join'))!.trim().split(/\s+/).slice(4);
-  const id = args[args.indexOf('--token') + 1]!.slice(0, 6);
+  const printed = printedJoin(boot.stdout);
+  const id = printed.token.slice(0, 6);
   // Peer: kubeadm init on an identical fresh host (external etcd: Debian's, no TLS).
   await kubeadmInit(acp!);
   // Steady state on both sides: right after a bootstrap the self-hosted controller-manager waits out
@@ -133,9 +133,9 @@ try {
   // Node deleted. The kubelet's own start varies by tenths of a second from run to run: medians.
   const times = { kcSigned: [] as number[], admSigned: [] as number[], kcFresh: [] as number[], admFresh: [] as number[], admPolls: [] as number[], kcKubelet: [] as number[], admKubelet: [] as number[] };
   let first: { j: Awaited<ReturnType<typeof kc>>; t0: number; kcExit: number; ready: number; journal: string; approverLog: string } | undefined;
-  const kcJoin = async (joinArgs: string[]) => {
+  const kcJoin = async (cmd: PrintedJoin) => {
     const t0 = Date.now();
-    const j = await kc(w!, ['run', 'join', ...joinArgs, '--output', 'json'], { timeoutMs: 300_000 });
+    const j = await kc(w!, ['run', 'join', ...cmd.args, '--output', 'json'], { timeoutMs: 300_000, env: cmd.env });
     const kcExit = Date.now() - t0;
     if (j.code !== 0) throw new Error(`join failed: ${j.stderr}`);
     const ready = await untilReady(cp!, w!.name, t0);
@@ -159,13 +159,13 @@ try {
   let kcCreateMs = 0;
   let admCreateMs = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    times.kcSigned.push(await kcJoin(args));
+    times.kcSigned.push(await kcJoin(printed));
     const admSignedToken = await kubeadmToken(acp!);
     await signed(acp!, admSignedToken.id);
     times.admSigned.push(await admJoin(admSignedToken.argv));
     const fresh = await kubeceptionToken(cp!);
     kcCreateMs = fresh.ms;
-    times.kcFresh.push(await kcJoin(fresh.args));
+    times.kcFresh.push(await kcJoin(fresh.join));
     const admFreshToken = await kubeadmToken(acp!);
     admCreateMs = admFreshToken.ms;
     times.admFresh.push(await admJoin(admFreshToken.argv));

@@ -5,7 +5,7 @@
  * ```
  * kubeception run <task> [--config FILE] [--distro NAME] [--only a,b] [--skip a,b] [--dry-run]
  *                        [--output text|json] [--concurrent] [--ignore-preflight-errors a,b]
- *                        [--url URL (--token T | --token-file F | $KUBECEPTION_TOKEN) --ca-cert-hash sha256:H…]   (join)
+ *                        [--url URL ($KUBECEPTION_TOKEN | --token-file F | --token T) --ca-cert-hash sha256:H…]   (join)
  * kubeception plan <task> [same options] [--order-only]
  * ```
  */
@@ -16,6 +16,7 @@ import { Redactor, redactingLogger } from './events.ts';
 import { PACKAGE_DIR } from './package.ts';
 import { USAGE, unknownCommand, unknownFlag, unknownStep, usageError, versionText } from './usage.ts';
 import { guardStdout } from './stdio.ts';
+import { argvSecretWarnings, caCertHashes, joinToken, takeSecretEnv } from './join/flags.ts';
 import type { HostBackends } from './runtime.ts';
 import type { RunOptions } from './context.ts';
 
@@ -98,6 +99,8 @@ function parse(argv: string[]) {
  * @returns the exit code (0, 1 or 2).
  */
 export async function main(argv: string[], io: CliIO = defaultIO(), backends?: HostBackends): Promise<number> {
+  // The join secrets leave the environment before anything runs: no child process inherits them.
+  const secretEnv = takeSecretEnv();
   const redactor = new Redactor();
   const json = argv.includes('--output=json') || argv.join(' ').includes('--output json');
   const report = (err: unknown) => {
@@ -108,6 +111,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
   };
   try {
     const args = parse(argv);
+    for (const w of argvSecretWarnings(args)) io.stderr(`warning: ${w}\n`);
     if (args.version) {
       io.stdout(`${versionText(PACKAGE_DIR)}\n`);
       return ExitCode.ok;
@@ -140,15 +144,16 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     }
     if (args.command !== 'run' && args.command !== 'plan') throw unknownCommand(String(args.command));
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
-    const [{ parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile }, { caCertHashes, joinToken }] = await Promise.all([
-      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'), import('./join/flags.ts'),
+    const [{ MAX_WAIT_MS, parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir }] = await Promise.all([
+      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'),
     ]);
-    const token = await joinToken(args, process.env);
+    const token = await joinToken(args, secretEnv);
     redactor.add(token);
-    const certificateKey = typeof args['certificate-key'] === 'string' ? args['certificate-key'] : process.env.KUBECEPTION_CERTIFICATE_KEY?.trim() || undefined;
+    const certificateKey = typeof args['certificate-key'] === 'string' ? args['certificate-key'] : secretEnv.KUBECEPTION_CERTIFICATE_KEY;
     redactor.add(certificateKey);
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
     if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
+    if (discoveryTimeout !== undefined && discoveryTimeout > MAX_WAIT_MS) throw usageError(`--discovery-timeout ${args['discovery-timeout']} is too long: at most 24h`);
     const options: RunOptions = {
       ignorePreflightErrors: new Set(list(args['ignore-preflight-errors'])),
       ignorePreflightErrorsFlag: list(args['ignore-preflight-errors']),
@@ -166,7 +171,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const dry = args.command === 'plan' || args['dry-run'] === true;
     if (args['order-only'] === true && !dry) throw usageError('--order-only applies to `plan` (or `run --dry-run`)');
     const orderOnly = dry && args['order-only'] === true;
-    const taskFile = await findTaskFile(args.task, io.cwd, PACKAGE_DIR);
+    const taskFile = await findTaskFile(args.task, siteDir(io.cwd, args.config as string | undefined), PACKAGE_DIR, (m) => io.stderr(`warning: ${m}\n`));
     const where = { packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined };
     // --order-only reads nothing on the host and validates nothing: the config's distro picks the overrides.
     const loaded = orderOnly ? undefined : await loadConfig(where);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ExitCode, InputError } from './errors.ts';
 import { RealFiles } from './host/files.ts';
 import { cluster } from './k8s/apiserver.ts';
-import { parseDuration, remainingMs } from './join/token.ts';
+import { MAX_TOKEN_TTL_MS, parseDuration, remainingMs } from './join/token.ts';
 import { caCertHash, createToken, deleteToken, joinCommand, syncTokenIndex } from './join/tokens-api.ts';
 import { readIdentities } from './join/node-identities.ts';
 import type { Redactor } from './events.ts';
@@ -31,6 +31,7 @@ export async function tokenCommand(sub: string | undefined, args: Args, config: 
   if (sub === 'delete' && !/^[a-z0-9]{6}$/.test(id.split('.')[0] ?? '')) throw usage(`token delete needs a token id ([a-z0-9]{6}), not "${id.slice(0, 6)}"`, TOKEN_USAGE);
   const ttlMs = sub === 'create' ? parseDuration(String(args.ttl ?? '24h')) : 1;
   if (!ttlMs) throw usage(`--ttl ${args.ttl} is not a duration`, 'use e.g. --ttl 24h or --ttl 90m');
+  if (ttlMs > MAX_TOKEN_TTL_MS) throw usage(`--ttl ${args.ttl} is more than the maximum 8760h (a year) for a bootstrap token`, 'use e.g. --ttl 24h (the default); create a new token when it expires');
   const api = await cluster({ files, config }, 'final');
   if (sub === 'delete') {
     const gone = await deleteToken(api, id.split('.')[0]!);

@@ -67,6 +67,13 @@ export const ETCD_HEALTH_INTERVAL_MS = 1_000;
 
 /** Extra group of the bootstrap tokens kubeception creates (kubeadm's default node token group). */
 export const BOOTSTRAP_TOKEN_GROUP = 'system:bootstrappers:kubeadm:default-node-token';
+/**
+ * Environment variables holding a join's secrets: the bootstrap token and the certificate key. The
+ * printed join commands set them (a root process's environment is readable by root only, its command
+ * line by every local user); the CLI reads them once at start and removes them, and no command it
+ * runs inherits them (lib/host/sh.ts).
+ */
+export const SECRET_ENV = { token: 'KUBECEPTION_TOKEN', certificateKey: 'KUBECEPTION_CERTIFICATE_KEY' } as const;
 
 /**
  * Where kubeception records restarts and reloads still owed to a unit after a config write (see

@@ -8,7 +8,7 @@
  * itself compiled. Any other file — a site's own config or task file — is compiled in memory by
  * esbuild when this module is compiled and runs on Node (lib/site-compile.ts: no loader hooks); a
  * file esbuild cannot compile, and every file when running from the sources, goes through tsx,
- * registered on first use.
+ * registered on first use, with its disk cache off.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
@@ -22,6 +22,12 @@ export const COMPILED = import.meta.url.endsWith('.js');
 export const PACKAGE_DIR = COMPILED ? join(here, '..', '..') : join(here, '..');
 
 let tsLoader: Promise<void> | undefined;
+
+// tsx's disk cache off, for every later tsx in this process: tsx runs the transforms it finds in
+// `$TMPDIR/tsx-<euid>` whoever owns that directory, and any local user may have created it before
+// root's first run (issue 24). Set when this module loads, before any `module.register` starts the
+// module-loader thread, which copies the environment then (bin/kubeception.js sets it first too).
+process.env.TSX_DISABLE_CACHE = '1';
 
 /** Registers tsx's ESM hooks once (Node without a TypeScript loader only). */
 function ensureTsLoader(): Promise<void> {

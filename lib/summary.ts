@@ -96,7 +96,7 @@ export function renderSummary(s: SummaryInput, opts: { joinCommand?: string } = 
 
 function controlPlaneNextSteps(r: ResultEvent, joinCommand: string | undefined): string[] {
   const out = ['', `Your Kubernetes control plane is running at ${r.endpoint}.`, '', 'To use kubectl as root on this host:', '', `  export KUBECONFIG=${r.adminKubeconfig}`, '  kubectl get nodes', ''];
-  if (joinCommand) out.push('To join workers, run on each (as root):', '', `  ${joinCommand}`, '', `The token (id ${r.tokenId}) is valid for 24h and is not printed again; make a new one with \`kubeception token create --print-join-command\`.`);
+  if (joinCommand) out.push("To join workers, run on each as root (the token is in the environment, not a flag: other local users can read a process's command line, not a root process's environment):", '', `  ${joinCommand}`, '', `The token (id ${r.tokenId}) is valid for 24h and is not printed again; make a new one with \`kubeception token create --print-join-command\`.`);
   else if (r.joinUrl) out.push(`Workers join through ${r.joinUrl}. Token ${r.tokenId} from an earlier run is still valid; to print a join command with a new token:`, '', '  kubeception token create --print-join-command');
   return out;
 }

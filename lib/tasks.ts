@@ -2,12 +2,16 @@
  * Finding and loading task files, and applying the distro's overrides. Task files export data
  * (a {@link Task}); importing one runs nothing.
  *
- * Lookup for task `name`: `./tasks/<name>.ts` in the working directory (the operator's editable
- * copy), then the package's own `tasks/<name>.ts`.
+ * Lookup for task `name`: `<site>/tasks/<name>.ts` (the operator's editable copy), where the site is
+ * the directory of `--config FILE` when one is given (an explicit path wins over the working
+ * directory) and the working directory otherwise; then the package's own `tasks/<name>.ts`. A site's
+ * task file is run only if it and its directories are safe (lib/trusted-file.ts), and replacing the
+ * package's file is announced with a warning.
  */
 import { promises as fs } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { TaskDefinitionError } from './errors.ts';
+import { assertTrustedFile, sameFile } from './trusted-file.ts';
 import { applyEdits } from './graph.ts';
 import { taskLoadError } from './task-load-error.ts';
 import { didYouMean } from './util/suggest.ts';
@@ -17,16 +21,30 @@ import type { Context } from './context.ts';
 
 const exists = (p: string) => fs.access(p).then(() => true, () => false);
 
-/** Absolute path of the task file. @throws TaskDefinitionError `task-unknown` listing the tasks found. */
-export async function findTaskFile(name: string, cwd: string, packageDir: string): Promise<string> {
+/** The site directory whose `tasks/` is searched: the directory of `configFile` (`--config`) if given, else `cwd`. */
+export const siteDir = (cwd: string, configFile?: string): string => (configFile === undefined ? cwd : dirname(resolve(cwd, configFile)));
+
+/**
+ * Absolute path of the task file.
+ * @param site the site directory ({@link siteDir}).
+ * @param warn told when a site's file replaces the package's.
+ * @throws TaskDefinitionError `task-unknown` listing the tasks found.
+ * @throws HostStateError `untrusted-file` for a site's file that others could have written.
+ */
+export async function findTaskFile(name: string, site: string, packageDir: string, warn: (message: string) => void = () => {}): Promise<string> {
   if (!/^[a-z0-9-]+$/.test(name))
     throw new TaskDefinitionError('task-unknown', { what: `task "${name}"`, why: 'task names are kebab-case file names', fix: 'use e.g. `bootstrap` or `join`' });
-  for (const dir of [join(cwd, 'tasks'), join(packageDir, 'tasks')]) {
-    const file = join(dir, `${name}.ts`);
-    if (await exists(file)) return file;
+  const own = join(site, 'tasks', `${name}.ts`);
+  const packaged = join(packageDir, 'tasks', `${name}.ts`);
+  // The package's own file (run from a clone's root) is the package's, not a site's copy.
+  if ((await exists(own)) && !(await sameFile(own, packaged))) {
+    await assertTrustedFile(own, 'task file', 'run kubeception from another directory, or with --config FILE (task files are then looked up beside it)');
+    if (await exists(packaged)) warn(`task file ${own} replaces the package's tasks/${name}.ts`);
+    return own;
   }
+  if (await exists(packaged)) return packaged;
   const known = (await fs.readdir(join(packageDir, 'tasks'))).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
-  throw new TaskDefinitionError('task-unknown', { what: `task "${name}"`, why: `no tasks/${name}.ts in ${cwd} or in the package${didYouMean(name, known)}`, fix: `use one of: ${known.join(', ')}` });
+  throw new TaskDefinitionError('task-unknown', { what: `task "${name}"`, why: `no tasks/${name}.ts in ${site} or in the package${didYouMean(name, known)}`, fix: `use one of: ${known.join(', ')}` });
 }
 
 function isTask(v: unknown): v is Task<Context> {

@@ -13,14 +13,15 @@ export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'upgrade', 're
 export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
                          [--output text|json] [--concurrent] [--ignore-preflight-errors IDS]
-  kubeception run join --url URL --token T --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
-                       [--wait-for-network] [--control-plane --certificate-key K [--force]]
-      (the token may instead come from --token-file FILE or the environment variable KUBECEPTION_TOKEN; the certificate key from KUBECEPTION_CERTIFICATE_KEY)
+  KUBECEPTION_TOKEN=T kubeception run join --url URL --ca-cert-hash sha256:H [--ca-cert-hash …] [--discovery-timeout 60s]
+                       [--wait-for-network] [--control-plane [--force]]   (with KUBECEPTION_CERTIFICATE_KEY=K)
+      (the token may instead come from --token-file FILE; --token T and --certificate-key K work but warn:
+       every local user can read a command line, only root a root process's environment)
   kubeception plan <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--output json]
                           simulates every step: the files, units, commands and API objects it would change
                           [--order-only]: only the steps in order with their needs (reads nothing on the host)
   kubeception init [DIR] [--kubeception VERSION|TARBALL]   an editable site: config, tasks/, package.json
-  kubeception token create [--ttl 24h] [--description TEXT] [--print-join-command]
+  kubeception token create [--ttl 24h (at most 8760h)] [--description TEXT] [--print-join-command]
   kubeception token list [--output json]
   kubeception token delete ID
   kubeception certs check-expiration [--output json]

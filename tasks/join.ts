@@ -1,8 +1,9 @@
 /**
  * join: makes this host a node of an existing cluster through the in-cluster join service:
- * `kubeception run join --url https://<any node>:30000 --token T --ca-cert-hash sha256:H` (token also from
- * --token-file FILE or KUBECEPTION_TOKEN) — a worker; with `--control-plane --certificate-key K` (the key
- * `kubeception certs upload` printed) a further control-plane node with a stacked etcd member.
+ * `KUBECEPTION_TOKEN=T kubeception run join --url https://<any node>:30000 --ca-cert-hash sha256:H` (token
+ * also from --token-file FILE, or --token T with a warning) — a worker; with `--control-plane` and
+ * `KUBECEPTION_CERTIFICATE_KEY=K` (the key `kubeception certs upload` printed) a further control-plane
+ * node with a stacked etcd member.
  * Copy to ./tasks/join.ts on a site to customise; nothing runs at import time.
  *
  * worker:        preflight → discovery → kubelet-config ‖ kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap →

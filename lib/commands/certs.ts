@@ -97,7 +97,7 @@ export async function certsCommand(sub: string | undefined, name: string | undef
         io.stdout((names.length ? `[upload-certs] Held node names ${names.join(', ')} for control-plane joins: no bootstrap token can obtain them\n` : '')
           + `[upload-certs] Stored the shared keys, encrypted, in Secret "kubeception-certs" in the "kube-system" Namespace (until ${up.expires})\n`
           + `certificate key: ${up.certificateKey}\n`
-          + 'Join a control-plane node with (the key and the token are secrets; the key expires in the time above):\n'
+          + 'Join a control-plane node with, as root (the key and the token are secrets, in the environment: other local users can read a command line; the key expires at the time above):\n'
           + `${up.command}\n`);
       return ExitCode.ok;
     }

@@ -7,7 +7,7 @@
  */
 import { ExitCode, isBadInput, KubeceptionError } from '../errors.ts';
 import { loadConfig } from '../config/load.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile } from '../tasks.ts';
+import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../tasks.ts';
 import { runTask } from '../runner.ts';
 import { dryRunBackends, makeContext, realBackends, type HostBackends } from '../runtime.ts';
 import { CATEGORIES, residueReport, type ResidueReport } from '../reset/residue.ts';
@@ -35,7 +35,7 @@ export async function resetCommand(args: Args, io: IO, packageDir: string, backe
   const dryRun = args['dry-run'] === true;
   const json = args.output === 'json';
   const { config } = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
-  const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile('reset', io.cwd, packageDir)), config.distro.name, packageDir);
+  const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile('reset', siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir);
   const options: RunOptions = { ignorePreflightErrors: new Set(), keepEtcdData: args['keep-etcd-data'] === true, force: args.force === true, addSecret: () => {} };
   const hb = backends ?? (dryRun ? dryRunBackends() : realBackends());
   try {

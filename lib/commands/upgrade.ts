@@ -10,9 +10,9 @@
  */
 import { ExitCode, InputError, isBadInput, KubeceptionError, PreflightError } from '../errors.ts';
 import { loadConfig } from '../config/load.ts';
-import { parseDuration } from '../join/token.ts';
+import { MAX_WAIT_MS, parseDuration } from '../join/token.ts';
 import { cluster } from '../k8s/apiserver.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile } from '../tasks.ts';
+import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../tasks.ts';
 import { makeContext, realBackends, type HostBackends } from '../runtime.ts';
 import { redactingLogger, type Redactor } from '../events.ts';
 import type { Logger, RunOptions } from '../context.ts';
@@ -33,6 +33,7 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
   if (version !== undefined && !/^v\d+\.\d+\.\d+$/.test(version)) throw usage(`"${version}" is not a version like v1.35.4`);
   const timeoutMs = args.timeout === undefined ? undefined : parseDuration(String(args.timeout));
   if (args.timeout !== undefined && !timeoutMs) throw usage(`--timeout ${args.timeout} is not a duration such as 5m`);
+  if (timeoutMs !== undefined && timeoutMs > MAX_WAIT_MS) throw usage(`--timeout ${args.timeout} is too long: at most 24h`);
   const json = args.output === 'json';
   const base = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
   const hb = backends ?? realBackends();
@@ -64,7 +65,7 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
       io.stdout(json ? `${JSON.stringify(plan)}\n` : formatPlan(plan));
       return plan.allowed ? ExitCode.ok : ExitCode.badInput;
     }
-    const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile(`upgrade-${sub}`, io.cwd, packageDir)), config.distro.name, packageDir);
+    const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile(`upgrade-${sub}`, siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir);
     const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('../runner.ts'), import('../run-output.ts')]);
     const rec = recordingSink(io, redactor, json);
     const result = await runTask(task, ctxFor, { renderer: json ? 'silent' : 'default', sink: rec.sink });

@@ -3,7 +3,8 @@
  * {@link ResolvedConfig}. Reads only; writes nothing.
  *
  * Lookup: `--config FILE`; else `./kubeception.config.ts` in the working directory; else the
- * package's own. Distro: `--distro`, else the config's `distro`, else detected from
+ * package's own. An operator's file is run only if nobody but root (or the invoking user) could
+ * have written it or its directories ({@link findConfigFile}). Distro: `--distro`, else the config's `distro`, else detected from
  * `/etc/os-release` (`ID`/`ID_LIKE`: debian, opensuse-microos/kubic).
  */
 import { promises as fs } from 'node:fs';
@@ -11,6 +12,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.ts';
 import { importModule } from '../package.ts';
+import { assertTrustedFile, sameFile } from '../trusted-file.ts';
 import type { KubeceptionConfig, ResolvedConfig, DistroSettings } from '../types.ts';
 import type { HostFacts } from './validate.ts';
 // The schema (zod), the TOML parser and the validator are imported when first needed, not with this
@@ -36,16 +38,27 @@ async function readable(path: string): Promise<boolean> {
   return fs.access(path).then(() => true, () => false);
 }
 
-/** Absolute path of the config file to load. @throws ConfigError `config-missing` if `--config` names a missing file. */
+/**
+ * Absolute path of the config file to load: `--config`, else `./kubeception.config.ts`, else the
+ * package's. A file that is not the package's is loaded only if it and its directories are safe
+ * (lib/trusted-file.ts: kubeception runs the config's code).
+ * @throws ConfigError `config-missing` if `--config` names a missing file.
+ * @throws HostStateError `untrusted-file` for a config that others could have written.
+ */
 export async function findConfigFile(packageDir: string, cwd: string, explicit?: string): Promise<string> {
+  const packaged = join(packageDir, 'kubeception.config.ts');
+  const trusted = async (p: string) => {
+    if (!(await sameFile(p, packaged))) await assertTrustedFile(p, 'config file', 'pass --config FILE in a directory only root (or you) can write');
+    return p;
+  };
   if (explicit !== undefined) {
     const p = isAbsolute(explicit) ? explicit : resolve(cwd, explicit);
     if (!(await readable(p)))
       throw new ConfigError('config-missing', { what: `--config ${explicit}`, why: `${p} does not exist or is not readable`, fix: 'pass the path of an existing kubeception.config.ts' });
-    return p;
+    return trusted(p);
   }
   const local = join(cwd, 'kubeception.config.ts');
-  return (await readable(local)) ? local : join(packageDir, 'kubeception.config.ts');
+  return (await readable(local)) ? trusted(local) : packaged;
 }
 
 /** The useful lines of an import error: esbuild puts the position and message after a summary line. */

@@ -12,6 +12,30 @@ const extraArgs = z.record(z.string(), z.string());
 const port = z.number().int();
 const str = z.string();
 
+/**
+ * `kubelet.extraConfig`: KubeletConfiguration (kubelet.config.k8s.io/v1beta1) fields, typed where the
+ * type is plain, so a wrong type is refused here and not by the kubelet after its files were
+ * written. Other fields pass as they are (the kubelet checks them); fields kubeception owns are
+ * refused by ./limits.ts.
+ */
+const kubeletExtraConfig = (() => {
+  const int = z.number().int().nonnegative();
+  const percent = z.number().int().min(0).max(100);
+  const tcpPort = z.number().int().min(0).max(65535);
+  const strings = z.record(z.string(), z.string());
+  const fields: Record<string, z.ZodType> = {
+    ...Object.fromEntries(['maxPods', 'podPidsLimit', 'maxOpenFiles', 'registryPullQPS', 'registryBurst', 'eventRecordQPS', 'eventBurst', 'kubeAPIQPS', 'kubeAPIBurst', 'containerLogMaxFiles', 'maxParallelImagePulls', 'nodeStatusMaxImages', 'podsPerCore'].map((k) => [k, int])),
+    ...Object.fromEntries(['imageGCHighThresholdPercent', 'imageGCLowThresholdPercent'].map((k) => [k, percent])),
+    ...Object.fromEntries(['healthzPort', 'port'].map((k) => [k, tcpPort])),
+    ...Object.fromEntries(['failSwapOn', 'failCgroupV1', 'rotateCertificates', 'serverTLSBootstrap', 'protectKernelDefaults', 'serializeImagePulls', 'makeIPTablesUtilChains', 'enableServer', 'enableControllerAttachDetach', 'cgroupsPerQOS', 'cpuCFSQuota', 'enableDebuggingHandlers', 'enableProfilingHandler', 'enableSystemLogHandler', 'localStorageCapacityIsolation', 'registerNode'].map((k) => [k, z.boolean()])),
+    ...Object.fromEntries(['resolvConf', 'healthzBindAddress', 'address', 'containerLogMaxSize', 'cpuManagerPolicy', 'topologyManagerPolicy', 'memoryManagerPolicy', 'hairpinMode', 'providerID', 'tlsCertFile', 'tlsPrivateKeyFile', 'tlsMinVersion', 'volumePluginDir', 'cgroupRoot', 'kubeletCgroups', 'systemCgroups', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods', 'imageMinimumGCAge', 'nodeStatusUpdateFrequency', 'syncFrequency', 'streamingConnectionIdleTimeout', 'runtimeRequestTimeout', 'evictionPressureTransitionPeriod'].map((k) => [k, str])),
+    ...Object.fromEntries(['evictionHard', 'evictionSoft', 'evictionSoftGracePeriod', 'evictionMinimumReclaim', 'systemReserved', 'kubeReserved'].map((k) => [k, strings])),
+    featureGates: z.record(z.string(), z.boolean()),
+    ...Object.fromEntries(['tlsCipherSuites', 'allowedUnsafeSysctls', 'enforceNodeAllocatable'].map((k) => [k, z.array(str)])),
+  };
+  return z.looseObject(Object.fromEntries(Object.entries(fields).map(([k, t]) => [k, t.optional()])));
+})();
+
 const configSchema = z.strictObject({
   distro: str.optional(),
   kubernetesVersion: str.optional(),
@@ -38,7 +62,7 @@ const configSchema = z.strictObject({
   scheduler: z.strictObject({ extraArgs: extraArgs.optional() }).optional(),
   etcd: z.strictObject({ dataDir: str.optional(), extraArgs: extraArgs.optional() }).optional(),
   kubelet: z
-    .strictObject({ cgroupDriver: z.enum(['systemd', 'cgroupfs']).optional(), criSocket: str.optional(), extraConfig: z.record(z.string(), z.unknown()).optional() })
+    .strictObject({ cgroupDriver: z.enum(['systemd', 'cgroupfs']).optional(), criSocket: str.optional(), extraConfig: kubeletExtraConfig.optional() })
     .optional(),
   ignorePreflightErrors: z.array(str).optional(),
   joinService: z.strictObject({ image: str.optional() }).optional(),

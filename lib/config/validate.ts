@@ -10,13 +10,15 @@
  *   to choose another.
  * - podSubnet, serviceSubnet: CIDRs without host bits; they must not overlap each other or any
  *   network of the host's interfaces.
- * - bindPort, bootstrap bindPort: 1–65535 and different.
+ * - bindPort, bootstrap bindPort: 1–65535 and different; controlPlaneEndpoint host[:port], port 1–65535.
+ * - Certificate lifetimes, certificatesDir / etcd.dataDir, reserved etcd flags and kubelet fields,
+ *   line breaks in flag values: ./limits.ts.
  */
-import { parseDuration } from '../join/token.ts';
 import { ConfigError } from '../errors.ts';
 import { cidrsOverlap, ipFamily, isIP, networkOf, normalizeIP, parseCidr, type Cidr } from '../net/cidr.ts';
 import { RESERVED_FLAGS } from '../../manifests/flags.ts';
 import { resolveAddons } from './addons.ts';
+import { certificateLifetimes, checkDirs, checkEtcdExtraArgs, checkExtraArgValues, checkKubeletExtraConfig } from './limits.ts';
 import * as C from '../constants.ts';
 import type { DistroSettings, KubeceptionConfig, ResolvedConfig } from '../types.ts';
 
@@ -125,19 +127,22 @@ function checkPort(field: string, v: number, file: string) {
   if (v >= 30000 && v <= 32767) bad(field, file, `port ${v} is in the NodePort range 30000–32767 (the join service uses 30000)`, 'use a port below 30000');
 }
 
-/** Directories that must never be a certificatesDir or an etcd data dir. */
-const SYSTEM_DIRS = new Set(['/', '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib64', '/opt', '/proc', '/root', '/run', '/sbin', '/srv', '/sys', '/tmp', '/usr', '/var', '/var/lib', '/etc/kubernetes']);
-
-function checkDir(field: string, p: string | undefined, file: string) {
-  if (p === undefined) return;
-  if (!p.startsWith('/')) bad(field, file, `"${p}" is not an absolute path`, `set ${field} to an absolute path`);
-  const norm = p.replace(/\/+$/, '') || '/';
-  if (SYSTEM_DIRS.has(norm) || norm.split('/').includes('..'))
-    bad(field, file, `"${p}" is a system directory, not a dedicated one: kubeception would write keys or etcd data straight into it`, `use a dedicated directory such as ${field === 'certificatesDir' ? '/etc/kubernetes/pki' : '/var/lib/etcd/default'}`);
+/**
+ * `controlPlaneEndpoint`: `host[:port]` or `[IPv6][:port]`, no scheme; the host an IP or a DNS
+ * name, the port 1–65535 (kubeadm's `ValidateAPIEndpoint` / `ParseHostPort`).
+ */
+function checkEndpoint(value: string | undefined, file: string): void {
+  if (value === undefined) return;
+  const m = /^\[([^\]]*)\](?::(\d*))?$/.exec(value) ?? /^([^:[\]]*)(?::(\d*))?$/.exec(value);
+  const fix = 'give a DNS name or IP with an optional port and no scheme, e.g. cp.example.com:6443';
+  if (!m) bad('controlPlaneEndpoint', file, `"${value}" is not host[:port]`, fix);
+  const [host, port] = [m[1]!, m[2]];
+  const v6 = value.startsWith('[');
+  if (v6 ? !isIP(host) || ipFamily(host) !== 6 : !(isIP(host) || isDns1123Subdomain(host.toLowerCase())))
+    bad('controlPlaneEndpoint', file, `"${host}" is neither an IP address nor a DNS name${v6 ? ' (only an IPv6 address goes in brackets)' : ''}`, fix);
+  if (port !== undefined && !(/^[1-9]\d{0,4}$/.test(port) && Number(port) <= 65535))
+    bad('controlPlaneEndpoint', file, `port ${port || '(empty)'} is not a TCP port (1–65535)`, 'use the port the load balancer forwards to the apiservers, e.g. 6443');
 }
-
-/** KubeletConfiguration fields kubeception sets from its own config; `kubelet.extraConfig` may not override them. */
-const KUBELET_OWNED = ['apiVersion', 'kind', 'cgroupDriver', 'containerRuntimeEndpoint', 'staticPodPath', 'clusterDNS', 'clusterDomain', 'authentication', 'authorization'];
 
 const IMAGE_REF = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
 
@@ -181,32 +186,21 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     if (!isDns1123Subdomain(s.replace(/^\*\./, ''))) bad(`apiServer.extraSANs[${i}]`, file, `"${s}" is neither an IP address nor a DNS name`, 'use an IP or a lower-case DNS name');
     return s;
   });
-  checkDir('certificatesDir', cfg.certificatesDir, file);
-  checkDir('etcd.dataDir', cfg.etcd?.dataDir, file);
-  for (const key of Object.keys(cfg.kubelet?.extraConfig ?? {}))
-    if (KUBELET_OWNED.includes(key)) bad(`kubelet.extraConfig.${key}`, file, `kubeception sets ${key} itself (from kubelet.cgroupDriver, criSocket, networking and the distro)`, `remove ${key} from kubelet.extraConfig${key === 'cgroupDriver' ? ' and set kubelet.cgroupDriver instead' : ''}`);
-  for (const [section, args] of [['apiServer', cfg.apiServer?.extraArgs], ['controllerManager', cfg.controllerManager?.extraArgs], ['scheduler', cfg.scheduler?.extraArgs], ['etcd', cfg.etcd?.extraArgs]] as const)
+  const dirs = checkDirs(cfg, distro, file);
+  checkKubeletExtraConfig(cfg.kubelet?.extraConfig, file);
+  for (const [section, args] of [['apiServer', cfg.apiServer?.extraArgs], ['controllerManager', cfg.controllerManager?.extraArgs], ['scheduler', cfg.scheduler?.extraArgs], ['etcd', cfg.etcd?.extraArgs]] as const) {
     for (const flag of Object.keys(args ?? {}))
       if (!/^[a-z0-9][a-z0-9-]*$/.test(flag)) bad(`${section}.extraArgs["${flag}"]`, file, `"${flag}" is not a flag name`, `write flag names without leading dashes, e.g. { "v": "5" } for --v=5`);
+    checkExtraArgValues(section, args, file);
+  }
+  checkEtcdExtraArgs(cfg.etcd?.extraArgs, file);
   if (cfg.imageRepository !== undefined && !IMAGE_REF.test(cfg.imageRepository)) bad('imageRepository', file, `"${cfg.imageRepository}" is not an image repository`, 'use e.g. registry.k8s.io or registry.example.com:5000/k8s');
   if (cfg.joinService?.image !== undefined && !/^[a-z0-9][^\s]*(:[\w.-]+|@sha256:[0-9a-f]{64})$/.test(cfg.joinService.image)) bad('joinService.image', file, `"${cfg.joinService.image}" is not an image reference with a tag or digest`, 'use e.g. registry.example.com/kubeception:v0.1.0');
-  if (cfg.controlPlaneEndpoint !== undefined && !/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:]+\](:\d{1,5})?$/i.test(cfg.controlPlaneEndpoint)) bad('controlPlaneEndpoint', file, `"${cfg.controlPlaneEndpoint}" is not host[:port]`, 'give a DNS name or IP with an optional port and no scheme, e.g. cp.example.com:6443');
+  checkEndpoint(cfg.controlPlaneEndpoint, file);
   const imageRepository = cfg.imageRepository ?? C.DEFAULT_IMAGE_REPOSITORY;
   const addons = resolveAddons(cfg, { kubernetesVersion, imageRepository, podSubnet, serviceSubnet }, file);
-  const days = (field: 'certificateValidityPeriod' | 'caCertificateValidityPeriod' | 'certificateRenewalWindow') => {
-    const v = cfg[field];
-    if (v === undefined) return undefined;
-    const ms = parseDuration(v);
-    if (!ms) bad(field, file, `"${v}" is not a positive duration`, 'use hours, minutes and seconds, e.g. 8760h, 90m or 1h30m');
-    return ms / 86_400_000;
-  };
-  const certificateValidityDays = days('certificateValidityPeriod');
-  const caCertificateValidityDays = days('caCertificateValidityPeriod');
-  const certificateRenewBeforeDays = days('certificateRenewalWindow');
   return {
-    ...(certificateValidityDays !== undefined && { certificateValidityDays }),
-    ...(caCertificateValidityDays !== undefined && { caCertificateValidityDays }),
-    ...(certificateRenewBeforeDays !== undefined && { certificateRenewBeforeDays }),
+    ...certificateLifetimes(cfg, file),
     distro,
     kubernetesVersion,
     nodeName,
@@ -214,13 +208,13 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     bootstrapAPIEndpoint: { bindPort: bootstrapPort },
     controlPlaneEndpoint: cfg.controlPlaneEndpoint,
     networking: { podSubnet, serviceSubnet, dnsDomain },
-    certificatesDir: cfg.certificatesDir ?? distro.paths.certificatesDir,
+    certificatesDir: dirs.certificatesDir,
     encryptionAlgorithm,
     imageRepository,
     apiServer: { extraSANs, extraArgs: cfg.apiServer?.extraArgs ?? {} },
     controllerManager: { extraArgs: cfg.controllerManager?.extraArgs ?? {} },
     scheduler: { extraArgs: cfg.scheduler?.extraArgs ?? {} },
-    etcd: { dataDir: cfg.etcd?.dataDir ?? distro.paths.etcdDataDir, extraArgs: cfg.etcd?.extraArgs ?? {} },
+    etcd: { dataDir: dirs.dataDir, extraArgs: cfg.etcd?.extraArgs ?? {} },
     kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', cgroupDriverSet: cfg.kubelet?.cgroupDriver !== undefined, criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
     ignorePreflightErrors: cfg.ignorePreflightErrors ?? [],
     joinService: { image: cfg.joinService?.image ?? C.DEFAULT_JOIN_IMAGE },

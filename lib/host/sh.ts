@@ -1,12 +1,14 @@
 /**
  * Commands on the host: the one wrapper around `zx`. Arguments are passed as an argv array and
- * quoted by zx, never interpolated into a shell string.
+ * quoted by zx, never interpolated into a shell string. A command gets this process's environment
+ * minus the join secrets (`KUBECEPTION_TOKEN`, `KUBECEPTION_CERTIFICATE_KEY`).
  */
 // zx is imported on the first command, so commands that run none (`--help`, `plan`) do not load it;
 // `zx/core` ($, which) only: the package's index also loads its vendored globby, fs-extra, yaml
 // and minimist (about 50 ms of start-up that no command here uses).
 const zx = () => import('zx/core');
 import { CommandError } from '../errors.ts';
+import { SECRET_ENV } from '../constants.ts';
 
 /** Result of a finished command. */
 export interface CommandResult {
@@ -37,13 +39,23 @@ export interface Shell {
   which(bin: string): Promise<string | undefined>;
 }
 
+/**
+ * A child's environment: this process's without the join secrets ({@link SECRET_ENV}: a command
+ * never inherits the token or the certificate key), then `extra`.
+ */
+export function childEnv(extra: Record<string, string> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const name of Object.values(SECRET_ENV)) delete env[name];
+  return { ...env, ...extra };
+}
+
 async function runArgv(argv: string[], opts: CommandOptions = {}): Promise<CommandResult> {
   const { $ } = await zx();
   const p = $({
     nothrow: true,
     quiet: true,
     input: opts.input,
-    env: { ...process.env, ...opts.env },
+    env: childEnv(opts.env),
     timeout: opts.timeoutMs ?? 60_000,
   })`${argv}`;
   let out: Awaited<typeof p>;

@@ -1,12 +1,41 @@
 /**
  * The join task's token and pin flags, read before anything else runs.
- * - The token: `--token T`, or `--token-file FILE` (first line), or the environment variable
- *   `KUBECEPTION_TOKEN` — so it need not sit in argv (and in npm's debug log). At most one of the flags.
+ * - The token: the environment variable `KUBECEPTION_TOKEN` (what the printed join commands use), or
+ *   `--token-file FILE` (first line), or `--token T`. At most one of the flags. `--token` works but
+ *   warns: a process's command line is readable by every local user (`/proc/<pid>/cmdline`) and
+ *   stays in npm's debug log; a root process's environment is readable by root only.
+ * - The certificate key: `KUBECEPTION_CERTIFICATE_KEY`, or `--certificate-key K` (warns likewise).
  * - The pins: `--ca-cert-hash` may be repeated or comma-separated (kubeadm's
  *   `--discovery-token-ca-cert-hash`); a match on any pin is accepted.
  */
 import { promises as fs } from 'node:fs';
+import process from 'node:process';
+import { SECRET_ENV } from '../constants.ts';
 import { InputError } from '../errors.ts';
+
+/**
+ * Reads the join secrets from `env` and removes them from it, so no child process inherits them
+ * (lib/host/sh.ts drops them from every child's environment as well). Call once, at start.
+ * @returns the values as they were (`KUBECEPTION_TOKEN`, `KUBECEPTION_CERTIFICATE_KEY`), trimmed; empty is unset.
+ */
+export function takeSecretEnv(env: Record<string, string | undefined> = process.env): { KUBECEPTION_TOKEN?: string; KUBECEPTION_CERTIFICATE_KEY?: string } {
+  const out: Record<string, string> = {};
+  for (const name of Object.values(SECRET_ENV)) {
+    const v = env[name]?.trim();
+    delete env[name];
+    if (v) out[name] = v;
+  }
+  return out;
+}
+
+/** Warnings (no secret bytes) for join secrets given as flags, each naming the safe way instead. */
+export function argvSecretWarnings(args: Record<string, unknown>): string[] {
+  const readable = 'on the command line, which every local user can read (/proc/<pid>/cmdline, ps) while the run lasts, and npm keeps in its debug log';
+  const out: string[] = [];
+  if (typeof args.token === 'string') out.push(`--token puts the token ${readable}; set ${SECRET_ENV.token}=… in the environment instead (a root process's environment is readable by root only), or pass --token-file FILE`);
+  if (typeof args['certificate-key'] === 'string') out.push(`--certificate-key puts the key ${readable}; set ${SECRET_ENV.certificateKey}=… in the environment instead`);
+  return out;
+}
 
 /** The token from the flags or the environment, or undefined. @throws InputError `usage` / `join-token-file`. */
 export async function joinToken(args: Record<string, unknown>, env: Record<string, string | undefined>): Promise<string | undefined> {

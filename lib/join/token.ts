@@ -4,7 +4,7 @@
  * authentication with the extra group kubeadm uses for node joins.
  * @see https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/
  */
-import { randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { BOOTSTRAP_TOKEN_GROUP } from '../constants.ts';
 import type { KubernetesObject } from '../k8s/client.ts';
 
@@ -85,23 +85,20 @@ export function tokenFromSecret(s: SecretLike | undefined): string | undefined {
   return id && secret ? `${id}.${secret}` : undefined;
 }
 
-/** Why `token` is not accepted by its Secret (`unknown` or `expired`), or undefined if it is valid now. */
-export function checkToken(token: string, secret: SecretLike | undefined, now: Date): 'unknown' | 'expired' | undefined {
-  const t = parseToken(token);
-  const info = secret && tokenInfo(secret);
-  const stored = tokenFromSecret(secret)?.slice(7) ?? '';
-  if (!t || !info || info.id !== t.id || !info.usages.includes('authentication')) return 'unknown';
-  const a = Buffer.from(stored.padEnd(16));
-  const b = Buffer.from(t.secret.padEnd(16));
-  if (a.length !== b.length || !timingSafeEqual(a, b)) return 'unknown';
-  if (info.expiration && Date.parse(info.expiration) <= now.getTime()) return 'expired';
-  return undefined;
-}
-
 /** Milliseconds until `info` expires (Infinity if it never does). */
 export function remainingMs(info: TokenInfo, now: Date): number {
   return info.expiration ? Date.parse(info.expiration) - now.getTime() : Number.POSITIVE_INFINITY;
 }
+
+/**
+ * The longest `token create --ttl`: 8760h (a year). A longer one cannot be written as the Secret's
+ * expiration for large values (JavaScript dates end in 275760), and a join token should not live
+ * longer anyway (kubeadm's default is 24h).
+ */
+export const MAX_TOKEN_TTL_MS = 8760 * 3_600_000;
+
+/** The longest wait a duration flag (`--discovery-timeout`, `upgrade apply --timeout`) may ask for: 24h (timers hold at most 24.8 days). */
+export const MAX_WAIT_MS = 24 * 3_600_000;
 
 /** Parses a duration like `24h`, `90m`, `30s`, `1h30m` into milliseconds; undefined if malformed. */
 export function parseDuration(s: string): number | undefined {

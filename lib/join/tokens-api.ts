@@ -3,7 +3,7 @@
  * reads, the cluster-info ConfigMap, and the join command a worker runs.
  */
 import { join } from 'node:path';
-import { JOIN_NODE_PORT } from '../constants.ts';
+import { JOIN_NODE_PORT, SECRET_ENV } from '../constants.ts';
 import { url } from '../net/cidr.ts';
 import { spkiSha256 } from '../pki/x509.ts';
 import { controlPlaneHost } from '../k8s/endpoints.ts';
@@ -75,7 +75,15 @@ export async function caCertHash(config: ResolvedConfig, files: HostFiles): Prom
   return spkiSha256((await files.read(path)) ?? '', path);
 }
 
-/** The full join command, as `kubeadm token create --print-join-command` prints it. */
-export function joinCommand(config: ResolvedConfig, token: string, hash: string): string {
-  return `npx kubeception run join --url ${joinUrl(config)} --token ${token} --ca-cert-hash ${hash}`;
+/**
+ * The full join command, as `kubeadm token create --print-join-command` prints it, except that the
+ * secrets are environment assignments before the command, not flags: a process's command line is
+ * readable by every local user (`/proc/<pid>/cmdline`, `ps`) for as long as the join runs, a root
+ * process's environment by root only. With `certificateKey`, the control-plane join.
+ * @returns `KUBECEPTION_TOKEN=<token> [KUBECEPTION_CERTIFICATE_KEY=<key>] npx kubeception run join
+ *   --url <join URL> --ca-cert-hash <hash> [--control-plane]` (holds the secrets: print it once, never log it).
+ */
+export function joinCommand(config: ResolvedConfig, token: string, hash: string, opts: { certificateKey?: string } = {}): string {
+  const env = [`${SECRET_ENV.token}=${token}`, ...(opts.certificateKey ? [`${SECRET_ENV.certificateKey}=${opts.certificateKey}`] : [])];
+  return `${env.join(' ')} npx kubeception run join --url ${joinUrl(config)} --ca-cert-hash ${hash}${opts.certificateKey ? ' --control-plane' : ''}`;
 }

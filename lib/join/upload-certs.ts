@@ -28,7 +28,7 @@ export interface Uploaded {
   certificateKey: string;
   /** RFC 3339 instant after which the key is refused. */
   expires: string;
-  /** `npx kubeception run join … --control-plane --certificate-key K` (holds the token and the key). */
+  /** `KUBECEPTION_TOKEN=T KUBECEPTION_CERTIFICATE_KEY=K npx kubeception run join … --control-plane` (holds the token and the key). */
   command: string;
   /** The join token in the command. */
   token: string;
@@ -75,6 +75,6 @@ export async function uploadCerts(api: Cluster, config: ResolvedConfig, files: H
   };
   await api.apply([secret as KubernetesObject, ...(certsRbac() as KubernetesObject[])]);
   const token = await createToken(api, ttlMs, 'kubeception control-plane join');
-  const command = `${joinCommand(config, token, await caCertHash(config, files))} --control-plane --certificate-key ${certificateKey}`;
+  const command = joinCommand(config, token, await caCertHash(config, files), { certificateKey });
   return { certificateKey, expires, command, token };
 }

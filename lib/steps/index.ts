@@ -29,6 +29,7 @@ export * from './kubelet-client.ts';
 export * from './kubelet.ts';
 export * from './network-checks.ts';
 export * from './preflight.ts';
+export * from './preflight-ids.ts';
 export * from './recovery.ts';
 export * from './reset.ts';
 export * from './self-hosted.ts';

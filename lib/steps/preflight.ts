@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import process from 'node:process';
 import * as C from '../constants.ts';
 import { InputError, PreflightError } from '../errors.ts';
-import { didYouMean } from '../util/suggest.ts';
+import { checkConfigIgnoreIds, checkIgnoreIds } from './preflight-ids.ts';
 import { listeningPorts } from '../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
@@ -193,28 +193,15 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
 ];
 
 /**
- * `--ignore-preflight-errors` ids must name checks of this task (or be `all`), as kubeadm requires.
- * @throws InputError `preflight-ignore-unknown` listing the known ids.
- */
-export function checkIgnoreIds(ids: Iterable<string>, checks: readonly Check[]): void {
-  const known = ['all', ...checks.filter((c) => c.ignorable !== false).map((c) => c.id)];
-  const unknown = [...ids].filter((id) => !known.includes(id));
-  if (unknown.length === 0) return;
-  throw new InputError('preflight-ignore-unknown', {
-    what: `--ignore-preflight-errors ${unknown.join(',')}`,
-    why: `no preflight check of this task has the id${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"${didYouMean(u, known)}`).join(', ')}`,
-    fix: `use ids from: ${known.join(', ')}`,
-  });
-}
-
-/**
  * Runs every check, logs ignored failures as warnings.
  * @throws InputError `preflight-ignore-unknown` for an `--ignore-preflight-errors` id no check has.
+ * @throws ConfigError `config-invalid` for a config `ignorePreflightErrors` id no check has ({@link checkConfigIgnoreIds}).
  * @throws PreflightError (exit 2) listing every failed, non-ignored check.
  */
 export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepOutcome> {
   const ignore = ctx.options.ignorePreflightErrors;
   checkIgnoreIds(ctx.options.ignorePreflightErrorsFlag ?? [], checks);
+  checkConfigIgnoreIds(ctx.config?.ignorePreflightErrors ?? [], checks);
   for (const notice of ctx.config?.notices ?? []) ctx.log.warn(notice);
   const failures: CheckFailure[] = [];
   // Checks only read the host: run them at once (most wait on a command), report in their order.

@@ -11,6 +11,7 @@ import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { kc, KC, SITE, stepsWith, writeConfig } from '../helpers/bed-cli.ts';
 import { startProber } from '../helpers/prober.ts';
+import { printedJoin, type PrintedJoin } from '../helpers/join-command.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
 /** Leaves valid for 8 minutes, renewed in their last 7: the first bootstrap (≈1.5 min quiet, ≈4 under CI load) ends inside the window. */
@@ -26,7 +27,7 @@ describe('certificates: check, renew in the window, renew all', { timeout: 2_400
   let cp: Host;
   let w: Host;
   let t: number;
-  let joinArgs: string[] = [];
+  let joinCommand: PrintedJoin | undefined;
   const kubectl = (...args: string[]) => cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
   const check = async () => {
     const r = await cp.exec(['node', KC, 'certs', 'check-expiration', '--output', 'json'], { cwd: SITE, timeoutMs: 60_000 });
@@ -44,8 +45,7 @@ describe('certificates: check, renew in the window, renew all', { timeout: 2_400
   const bootstrap = async () => {
     const r = await kc(cp, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.split('\n').slice(-15).join('\n')}`);
-    const line = (await kc(cp, ['token', 'create', '--print-join-command'])).stdout.trim();
-    joinArgs = line.split(/\s+/).slice(4);
+    joinCommand = printedJoin((await kc(cp, ['token', 'create', '--print-join-command'])).stdout);
     return r;
   };
 
@@ -131,7 +131,8 @@ describe('certificates: check, renew in the window, renew all', { timeout: 2_400
     while (Date.now() < original + 10_000) await sleep(2_000);
     await kubectl('get', 'nodes');
     await kubectl('wait', '--for=condition=Ready', `node/${cp.name}`, '--timeout=60s');
-    const j = await kc(w, ['run', 'join', ...joinArgs], { timeoutMs: 300_000 });
+    assert.ok(joinCommand, 'no join command printed');
+    const j = await kc(w, ['run', 'join', ...joinCommand.args], { timeoutMs: 300_000, env: joinCommand.env });
     assert.equal(j.code, 0, `${j.stderr}\n${j.stdout.slice(-2000)}`);
     // join exits once the kubelet holds its client certificate (as kubeadm join does); the Node object follows.
     for (let i = 0; i < 60 && (await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, 'get', 'node/r9cw'])).code !== 0; i++) await sleep(2_000);

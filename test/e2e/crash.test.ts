@@ -27,6 +27,7 @@ import { ADMIN, assertBootstrapped, assertSameState, hostState } from '../helper
 import { CRASH_ENV, crashPoints } from '../../lib/crash.ts';
 import bootstrapTask from '../../tasks/bootstrap.ts';
 import joinTask from '../../tasks/join.ts';
+import { printedJoin } from '../helpers/join-command.ts';
 
 const BOOTSTRAP = ['run', 'bootstrap', '--output', 'json'];
 /** Points after which a full converge is checked mid-walk (every later point is still reached from a converged host). */
@@ -34,10 +35,10 @@ const FULL_AT = new Set(['remove-bootstrap-control-plane:after']);
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const changedSteps = (events: any[]) => events.filter((e) => e.event === 'step-done' && e.changed).map((e) => e.step);
 
-/** Runs `args` killed at `point`; asserts it really died there. @returns seconds the run took. */
-async function crashAt(host: Host, args: string[], point: string): Promise<number> {
+/** Runs `args` (with `env`) killed at `point`; asserts it really died there. @returns seconds the run took. */
+async function crashAt(host: Host, args: string[], point: string, env: Record<string, string> = {}): Promise<number> {
   const t0 = Date.now();
-  const r = await kc(host, args, { env: { [CRASH_ENV]: point }, timeoutMs: 600_000 });
+  const r = await kc(host, args, { env: { ...env, [CRASH_ENV]: point }, timeoutMs: 600_000 });
   const tail = `${r.stderr.slice(-1500)}\n${r.stdout.slice(-1500)}`;
   assert.match(r.stderr, new RegExp(`crash point ${esc(point)}: SIGKILL`), `run meant to die at ${point} exited ${r.code}:\n${tail}`);
   assert.equal(r.code, 137, `killed at ${point}: exit ${r.code} (SIGKILL is 137)`);
@@ -45,12 +46,12 @@ async function crashAt(host: Host, args: string[], point: string): Promise<numbe
 }
 
 /** A full run that must exit 0, then a second one that must change nothing (measured, not self-reported). */
-async function converge(host: Host, args: string[], what: string, check: () => Promise<unknown>, state: () => Promise<unknown>, same: (a: any, b: any) => void) {
-  const r = await kc(host, [...args, '--output', 'json'], { timeoutMs: 900_000 });
+async function converge(host: Host, args: string[], what: string, check: () => Promise<unknown>, state: () => Promise<unknown>, same: (a: any, b: any) => void, env?: Record<string, string>) {
+  const r = await kc(host, [...args, '--output', 'json'], { timeoutMs: 900_000, env });
   assert.equal(r.code, 0, `${what}: full re-run failed\n${r.stderr.slice(-2000)}\n${r.stdout.slice(-2000)}`);
   await check();
   const s0 = await state();
-  const again = await kc(host, [...args, '--output', 'json'], { timeoutMs: 600_000 });
+  const again = await kc(host, [...args, '--output', 'json'], { timeoutMs: 600_000, env });
   assert.equal(again.code, 0, again.stderr);
   assert.deepEqual(changedSteps(again.events), [], `${what}: second re-run changed steps`);
   same(s0, await state());
@@ -83,7 +84,8 @@ describe('crash harness: SIGKILL at every crash point of bootstrap and join, eac
   test('join: every crash point killed for real and recovered through; the worker Ready at the end', async () => {
     const line = await kc(cp, ['token', 'create', '--print-join-command']);
     assert.equal(line.code, 0, line.stderr);
-    const join = ['run', 'join', ...line.stdout.trim().split(/\s+/).slice(4)];
+    const printed = printedJoin(line.stdout); // the token in KUBECEPTION_TOKEN
+    const join = ['run', 'join', ...printed.args];
     // wait-node-network runs only with --wait-for-network, which needs a pod network (flannel sets
     // NetworkUnavailable=False); this host keeps the bed's CNI, so that step is skipped and its points
     // are never reached.
@@ -92,7 +94,7 @@ describe('crash harness: SIGKILL at every crash point of bootstrap and join, eac
     const points = crashPoints(joinTask).filter((p) => !p.startsWith('wait-node-network:') && !controlPlaneOnly.includes(p.split(':')[0]!));
     console.log(`join crash points: ${points.length}`);
     for (const [i, p] of points.entries()) {
-      const s = await crashAt(worker, [...join, '--output', 'json'], p);
+      const s = await crashAt(worker, [...join, '--output', 'json'], p, printed.env);
       console.log(`  [${i + 1}/${points.length}] ${p}: killed after ${s.toFixed(1)} s`);
     }
     const ready = async () => {
@@ -110,7 +112,7 @@ describe('crash harness: SIGKILL at every crash point of bootstrap and join, eac
     await converge(worker, join, 'end of the join walk', ready, state, (a, b) => {
       assertSameTree(a.files, b.files, 'join re-run');
       assert.equal(b.kubelet, a.kubelet, 'join re-run restarted the kubelet');
-    });
+    }, printed.env);
     console.log(`crash points walked: ${crashPoints(bootstrapTask).length + points.length}`);
   });
 });

@@ -11,12 +11,13 @@ import { bootHost, REPO_ROOT, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { kc, SITE, stepsWith, writeConfig } from '../helpers/bed-cli.ts';
 import { ADMIN, assertBootstrapped } from '../helpers/converged.ts';
+import { printedJoin } from '../helpers/join-command.ts';
 
 const DENO = [`${REPO_ROOT}/node_modules/.bin/deno`, 'run', '-A', `${REPO_ROOT}/bin/kubeception.ts`];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function deno(host: Host, args: string[]) {
-  const r = await host.exec([...DENO, ...args, '--output', 'json'], { cwd: SITE, timeoutMs: 900_000, env: { DENO_NO_UPDATE_CHECK: '1' } });
+async function deno(host: Host, args: string[], env: Record<string, string> = {}) {
+  const r = await host.exec([...DENO, ...args, '--output', 'json'], { cwd: SITE, timeoutMs: 900_000, env: { ...env, DENO_NO_UPDATE_CHECK: '1' } });
   const events = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
   return { ...r, events };
 }
@@ -50,7 +51,8 @@ describe('Deno end to end on the bed: bootstrap and join', { timeout: 1_800_000 
   test('deno run … run join: exit 0, the worker Ready', async () => {
     const line = await kc(cp, ['token', 'create', '--print-join-command']);
     assert.equal(line.code, 0, line.stderr);
-    const r = await deno(worker, ['run', 'join', ...line.stdout.trim().split(/\s+/).slice(4)]);
+    const printed = printedJoin(line.stdout); // the token in KUBECEPTION_TOKEN
+    const r = await deno(worker, ['run', 'join', ...printed.args], printed.env);
     assert.equal(r.code, 0, `${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}\n${r.code ? await joinServiceState(cp) : ''}`);
     let ready = '';
     for (let i = 0; i < 90 && ready !== 'True'; i++) {

@@ -20,6 +20,7 @@ import { lbServers, startLoadBalancer, upBackends } from '../bed/lb.ts';
 import { assertSameTree, E2E_PREFIX, kc, snapshot, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 import { sleep, timed, waitFor } from '../helpers/cluster.ts';
 import { etcdHealth, etcdMembers } from '../helpers/etcd.ts';
+import { argOf, printedJoin, type PrintedJoin } from '../helpers/join-command.ts';
 import { type Gap, startProber } from '../helpers/prober.ts';
 
 const N = { lb: `${E2E_PREFIX}h11lb`, cp1: `${E2E_PREFIX}h11cp1`, cp2: `${E2E_PREFIX}h11cp2`, cp3: `${E2E_PREFIX}h11cp3`, w1: `${E2E_PREFIX}h11w1` };
@@ -29,24 +30,14 @@ const CRASH_POINT = 'etcd-join:etcd-member-added';
 const KEY_RE = /^certificate key: ([0-9a-f]{64})$/m;
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-/** The argv after `run join` of the first printed line holding `kubeception run join`. */
-function printedJoin(stdout: string): string[] {
-  const line = stdout.split('\n').find((l) => l.includes('kubeception run join'));
-  assert.ok(line, `no join command printed:\n${stdout.slice(-2000)}`);
-  const words = line.trim().split(/\s+/);
-  return words.slice(words.indexOf('join') + 1);
-}
-const argOf = (args: string[], name: string) => args[args.indexOf(name) + 1];
-const withArg = (args: string[], name: string, value: string) => args.map((a, i) => (args[i - 1] === name ? value : a));
-
 describe('high availability: three control-plane nodes behind a load balancer', { timeout: 3_600_000 }, () => {
   let lb: Host;
   let cp1: Host;
   let cp2: Host;
   let cp3: Host;
   let w1: Host;
-  let workerJoin: string[];
-  let cpJoin: string[];
+  let workerJoin: PrintedJoin;
+  let cpJoin: PrintedJoin;
   const kubectl = (...args: string[]) => w1.execOk(['kubectl', `--kubeconfig=${ADMIN}`, '--request-timeout=10s', ...args], { timeoutMs: 30_000 });
   const getJson = async (...args: string[]) => JSON.parse(await kubectl('get', ...args, '-o', 'json'));
   const join = (host: Host, args: string[], env?: Record<string, string>): Promise<KcResult> => kc(host, ['run', 'join', ...args], { timeoutMs: 900_000, env });
@@ -68,16 +59,16 @@ describe('high availability: three control-plane nodes behind a load balancer', 
       const health = await etcdHealth(on);
       return health.length === names.length && health.every((h) => h.health) ? true : undefined;
     }, async () => JSON.stringify({ members: await etcdMembers(on), health: await etcdHealth(on).catch((e) => String(e)) }));
-  /** `certs upload` on cp1: the key and the control-plane join argv it prints. */
+  /** `certs upload` on cp1: the key and the control-plane join command it prints (token and key in its environment). */
   const uploadCerts = async (extra: string[] = []) => {
     const r = await kc(cp1, ['certs', 'upload', ...extra]);
     assert.equal(r.code, 0, fail('certs upload', r));
     const key = r.stdout.match(KEY_RE)?.[1];
     assert.ok(key, `no "certificate key: <64 hex>" line:\n${r.stdout}`);
-    const args = printedJoin(r.stdout);
-    assert.ok(args.includes('--control-plane'), `printed join lacks --control-plane: ${r.stdout}`);
-    assert.equal(argOf(args, '--certificate-key'), key, 'the printed join command carries the printed key');
-    return { key, args };
+    const printed = printedJoin(r.stdout);
+    assert.ok(printed.args.includes('--control-plane'), `printed join lacks --control-plane: ${r.stdout}`);
+    assert.equal(printed.certificateKey, key, 'the printed join command carries the printed key (KUBECEPTION_CERTIFICATE_KEY)');
+    return { key, printed };
   };
 
   before(async () => {
@@ -113,17 +104,17 @@ describe('high availability: three control-plane nodes behind a load balancer', 
   });
 
   timed('certs upload prints a 64-hex certificate key and the control-plane join command', async () => {
-    ({ args: cpJoin } = await uploadCerts());
-    assert.equal(argOf(cpJoin, '--url'), `https://${lb.ip}:30000`, 'the join URL is the controlPlaneEndpoint host');
+    ({ printed: cpJoin } = await uploadCerts());
+    assert.equal(argOf(cpJoin.args, '--url'), `https://${lb.ip}:30000`, 'the join URL is the controlPlaneEndpoint host');
   });
 
   timed('cp2 join killed right after its etcd member add, re-run → 0; cp3 joins; three voting members, control plane spread', async () => {
-    const crashed = await join(cp2, [...cpJoin, '--force'], { KUBECEPTION_CRASH_AT: CRASH_POINT });
+    const crashed = await join(cp2, [...cpJoin.args, '--force'], { ...cpJoin.env, KUBECEPTION_CRASH_AT: CRASH_POINT });
     assert.match(crashed.stderr, new RegExp(`crash point ${CRASH_POINT}: SIGKILL`), fail('join meant to die at the member add', crashed));
     assert.equal(crashed.code, 137, 'SIGKILL is 137');
-    const again = await join(cp2, [...cpJoin, '--force']);
+    const again = await join(cp2, [...cpJoin.args, '--force'], cpJoin.env);
     assert.equal(again.code, 0, fail('cp2 join re-run', again));
-    const third = await join(cp3, cpJoin);
+    const third = await join(cp3, cpJoin.args, cpJoin.env);
     assert.equal(third.code, 0, fail('cp3 join', third));
 
     const cps = [N.cp1, N.cp2, N.cp3];
@@ -150,8 +141,8 @@ describe('high availability: three control-plane nodes behind a load balancer', 
   });
 
   timed('a worker joins through the load balancer', async () => {
-    assert.equal(argOf(workerJoin, '--url'), `https://${lb.ip}:30000`);
-    const r = await join(w1, workerJoin);
+    assert.equal(argOf(workerJoin.args, '--url'), `https://${lb.ip}:30000`);
+    const r = await join(w1, workerJoin.args, workerJoin.env);
     assert.equal(r.code, 0, fail('worker join', r));
     await nodeReady(N.w1);
   });
@@ -231,9 +222,9 @@ describe('high availability: three control-plane nodes behind a load balancer', 
     assertSameTree(before, await snapshot(cp3), 'refused bootstrap');
   });
 
-  async function refusedJoin(args: string[]): Promise<KcResult> {
+  async function refusedJoin(args: string[], env: Record<string, string>): Promise<KcResult> {
     const before = await snapshot(cp3);
-    const r = await join(cp3, args);
+    const r = await join(cp3, args, env);
     assert.equal(r.code, 2, fail('join with a bad certificate key', r));
     assert.match(r.stderr, /certificate[- ]key/i, 'the message names the certificate key');
     assertSameTree(before, await snapshot(cp3), 'refused control-plane join');
@@ -243,21 +234,21 @@ describe('high availability: three control-plane nodes behind a load balancer', 
   // The expired key is joined with the token of the first upload: the 1 s upload's own token expires
   // with it, and an expired token is refused before the key is ever looked at.
   timed('a wrong or an expired certificate key: exit 2, distinct messages, nothing written', async () => {
-    const { key, args } = await uploadCerts();
+    const { key, printed } = await uploadCerts();
     let wrong = randomBytes(32).toString('hex');
     if (wrong === key) wrong = randomBytes(32).toString('hex');
-    const w = await refusedJoin(withArg(args, '--certificate-key', wrong));
+    const w = await refusedJoin(printed.args, { ...printed.env, KUBECEPTION_CERTIFICATE_KEY: wrong });
     assert.doesNotMatch(w.stderr, /expired/i, 'a wrong key is not reported as expired');
     const short = await uploadCerts(['--ttl', '1s']);
     await sleep(2_000);
-    const e = await refusedJoin(withArg(args, '--certificate-key', short.key));
+    const e = await refusedJoin(printed.args, { ...printed.env, KUBECEPTION_CERTIFICATE_KEY: short.key });
     assert.match(e.stderr, /expired/i);
     assert.doesNotMatch(e.stderr, /join-token/, 'refused for the key, not the token');
   });
 
   timed('cp3 joins again after a fresh certs upload: three voting members, healthy', async () => {
-    const { args } = await uploadCerts();
-    const r = await join(cp3, args);
+    const { printed } = await uploadCerts();
+    const r = await join(cp3, printed.args, printed.env);
     assert.equal(r.code, 0, fail('cp3 re-join', r));
     await nodeReady(N.cp3);
     await etcdSettled([N.cp1, N.cp2, N.cp3]);

@@ -11,6 +11,7 @@ import { bootHost, REPO_ROOT, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { assertSameTree, kc, snapshot, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 import { timed } from '../helpers/cluster.ts';
+import { printedJoin } from '../helpers/join-command.ts';
 import { signDetached } from '../../lib/join/jws.ts';
 import { clusterInfoKubeconfig } from '../../lib/join/cluster-info.ts';
 
@@ -24,10 +25,13 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
   let w2: Host;
   let joinArgs: string[];
   let token: string;
+  /** The printed command's environment: KUBECEPTION_TOKEN. */
+  let tokenEnv: Record<string, string>;
   const outputs: string[] = [];
   const kubectl = (...args: string[]) => cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
-  const join = async (host: Host, args: string[], output = 'json'): Promise<KcResult> => {
-    const r = await kc(host, ['run', 'join', ...args, '--output', output], { timeoutMs: 300_000 });
+  /** `run join` with `args`, the token from `env` (default: the printed command's). */
+  const join = async (host: Host, args: string[], output = 'json', env: Record<string, string> = tokenEnv): Promise<KcResult> => {
+    const r = await kc(host, ['run', 'join', ...args, '--output', output], { timeoutMs: 300_000, env });
     outputs.push(r.stdout, r.stderr);
     return r;
   };
@@ -51,11 +55,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
     outputs.push(r.stdout, r.stderr);
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
-    const line = r.stdout.split('\n').find((l) => l.includes('kubeception run join'));
-    assert.ok(line, `no join command printed:\n${r.stdout.slice(-2000)}`);
-    joinArgs = line.trim().split(/\s+/).slice(4); // after "npx kubeception run join"
-    token = argOf('--token');
-    assert.match(token, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    ({ args: joinArgs, token, env: tokenEnv } = printedJoin(r.stdout)); // the token in KUBECEPTION_TOKEN, not a flag
     console.log(`[time] ${((Date.now() - t0) / 1000).toFixed(1)} s  before: boot 3 hosts + bootstrap`);
   });
   after(async () => {
@@ -65,7 +65,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
   timed('the printed command (token from --token-file) joins a worker: one CSR (run join\'s) approved by kubeception, the token on no disk, Node Ready, a pod runs', async () => {
     const t0 = Date.now();
     await w1.writeFile('/root/token', `${token}\n`);
-    const r = await join(w1, [...joinArgs.filter((a, i) => a !== '--token' && joinArgs[i - 1] !== '--token'), '--token-file', '/root/token']);
+    const r = await join(w1, [...joinArgs, '--token-file', '/root/token'], 'json', {});
     assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(-2000)}`);
     await nodeReady('j7w1');
     console.log(`join → Node Ready: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -96,14 +96,10 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     assert.equal((await kubectl('get', 'csr', '--no-headers')).trim().split('\n').length, before.csrs.trim().split('\n').length);
   });
 
-  async function refused(args: string[], code: number, want: RegExp[], env?: Record<string, string>): Promise<KcResult> {
+  /** A join on w2 that must fail with `code`, `want` on stderr, w2's files unchanged; the token from `env` (default the printed one). */
+  async function refused(args: string[], code: number, want: RegExp[], env: Record<string, string> = tokenEnv): Promise<KcResult> {
     const before = await snapshot(w2);
-    let r: KcResult;
-    if (env) {
-      const x = await w2.exec(['node', `${REPO_ROOT}/bin/kubeception.js`, 'run', 'join', ...args, '--output', 'json'], { cwd: '/root/site', env, timeoutMs: 300_000 });
-      r = { code: x.code, stdout: x.stdout, stderr: x.stderr, events: [] };
-      outputs.push(r.stdout, r.stderr);
-    } else r = await join(w2, args);
+    const r = await join(w2, args, 'json', env);
     assert.equal(r.code, code, `${r.stderr}\n${r.stdout.slice(-1500)}`);
     for (const re of want) assert.match(r.stderr, re);
     assertSameTree(before, await snapshot(w2), 'refused join');
@@ -113,19 +109,19 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
   timed('join on the control-plane node is refused (exit 2), its kubelet untouched', async () => {
     const state = () => cp.execOk(['sh', '-c', 'sha256sum /etc/systemd/system/kubelet.service.d/*; systemctl show -p ActiveEnterTimestamp kubelet']);
     const before = await state();
-    const r = await kc(cp, ['run', 'join', ...joinArgs, '--output', 'json']);
+    const r = await kc(cp, ['run', 'join', ...joinArgs, '--output', 'json'], { env: tokenEnv });
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /NotControlPlane/);
     assert.equal(await state(), before);
   });
 
-  timed('malformed token: exit 2 before any network call, files unchanged', async () => {
-    await refused(replaceArg('--token', 'ABC.def'), 2, [/JoinToken/, /\[a-z0-9\]\{6\}\.\[a-z0-9\]\{16\}/]);
+  timed('malformed token (as the --token flag, which warns): exit 2 before any network call, files unchanged', async () => {
+    const r = await refused([...joinArgs, '--token', 'ABC.def'], 2, [/JoinToken/, /\[a-z0-9\]\{6\}\.\[a-z0-9\]\{16\}/], {});
+    assert.match(r.stderr, /warning: --token puts the token on the command line, which every local user can read/);
   });
 
   timed('a mistyped token id (token from KUBECEPTION_TOKEN) is answered "unknown": exit 2 at once, not a server error', async () => {
-    const args = joinArgs.filter((a, i) => a !== '--token' && joinArgs[i - 1] !== '--token');
-    const r = await refused(args, 2, [/join-token-unknown/, /token create/], { KUBECEPTION_TOKEN: `zz${token.slice(2)}` });
+    const r = await refused(joinArgs, 2, [/join-token-unknown/, /token create/], { KUBECEPTION_TOKEN: `zz${token.slice(2)}` });
     assert.doesNotMatch(r.stderr, /join-unreachable|join-service-error|internal/);
   });
 
@@ -187,7 +183,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     await cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, 'apply', '-f', '-'], { input: JSON.stringify(secret) });
     await writeConfig(w2, { distro: 'debian', nodeName: CP });
     try {
-      const r = await refused(replaceArg('--token', `${id}.abcdefghij012345`), 2, [/join-node-name-taken/]);
+      const r = await refused(joinArgs, 2, [/join-node-name-taken/], { KUBECEPTION_TOKEN: `${id}.abcdefghij012345` });
       assert.ok(r.events.some((e) => e.event === 'log' && /signed with the token; CA pinned/.test(e.message)), 'discovery verified the kubectl-made token');
     } finally {
       await writeConfig(w2, { distro: 'debian' });
@@ -226,7 +222,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     outputs.push(d.stdout, d.stderr);
     assert.equal(d.code, 0, d.stderr);
     assert.equal((await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'secret', `bootstrap-token-${t.slice(0, 6)}`])).code, 1);
-    await refused(replaceArg('--token', t), 2, [/join-token-unknown/]);
+    await refused(joinArgs, 2, [/join-token-unknown/], { KUBECEPTION_TOKEN: t });
   });
 
   timed('a short-TTL token is answered "expired", its Secret is deleted, and after its grace it is "unknown"', async () => {
@@ -234,11 +230,11 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     const created = Date.now();
     const t = c.stdout.trim();
     await sleep(11_000);
-    await refused(replaceArg('--token', t), 2, [/join-token-expired/, /token create/]);
+    await refused(joinArgs, 2, [/join-token-expired/, /token create/], { KUBECEPTION_TOKEN: t });
     assert.ok(Date.now() - created < 70_000, 'answered within the grace (the TTL, at least 1 min)');
     await until('token Secret deleted', async () => ((await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'get', 'secret', `bootstrap-token-${t.slice(0, 6)}`])).code === 1 ? true : undefined), 30);
     await sleep(Math.max(0, created + 72_000 - Date.now()));
-    await refused(replaceArg('--token', t), 2, [/join-token-unknown/]);
+    await refused(joinArgs, 2, [/join-token-unknown/], { KUBECEPTION_TOKEN: t });
   });
 
   timed("the join pod's ServiceAccount cannot read Secrets; its serving certificate fails verification as the apiserver's", async () => {

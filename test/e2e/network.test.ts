@@ -14,6 +14,7 @@ import { BED_FLANNEL_CNI_PLUGIN_IMAGE, TEST_IMAGE } from '../bed/addon-images.ts
 import { kc, writeConfig } from '../helpers/bed-cli.ts';
 import { apply, getJson, inPod, kubectl, nslookupAnswers, pod, podsReady, waitFor } from '../helpers/cluster.ts';
 import { cidrContains, parseCidr, type Cidr } from '../../lib/net/cidr.ts';
+import { printedJoin } from '../helpers/join-command.ts';
 
 const CONFIG = { distro: 'debian', networking: { flannel: { cniPluginImage: BED_FLANNEL_CNI_PLUGIN_IMAGE } } };
 /** Every object the addon steps apply (kubectl resource/name). */
@@ -37,14 +38,12 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
     for (const h of [cp, w1, w2]) await writeConfig(h, CONFIG);
     const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
-    const line = r.stdout.split('\n').find((l) => l.includes('kubeception run join'));
-    assert.ok(line, `no join command printed:\n${r.stdout.slice(-2000)}`);
-    const joinArgs = line.trim().split(/\s+/).slice(line.trim().split(/\s+/).indexOf('join') + 1);
+    const { args: joinArgs, env: tokenEnv } = printedJoin(r.stdout); // the token in KUBECEPTION_TOKEN
     // Worker 2 joins through worker 1's NodePort: kube-proxy on w1 sends it over flannel to the join pod on the control plane.
     const viaW1 = joinArgs.map((a, i) => (joinArgs[i - 1] === '--url' ? `https://${w1.ip}:30000` : a));
     assert.notDeepEqual(viaW1, joinArgs, `no --url in ${joinArgs.join(' ')}`);
     for (const [w, args] of [[w1, joinArgs], [w2, viaW1]] as const) {
-      const j = await kc(w, ['run', 'join', ...args, '--wait-for-network'], { timeoutMs: 600_000 });
+      const j = await kc(w, ['run', 'join', ...args, '--wait-for-network'], { timeoutMs: 600_000, env: tokenEnv });
       assert.equal(j.code, 0, `join ${w.name} failed:\n${j.stderr}\n${j.stdout.slice(-2000)}`);
       assert.match(j.stdout + j.stderr, /wait-node-network/);
     }

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { assertSameTree, kc, KC, SITE, snapshot, writeConfig } from '../helpers/bed-cli.ts';
+import { printedJoin, type PrintedJoin } from '../helpers/join-command.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
 const FOREIGN = '/etc/kubernetes/operator-notes.txt';
@@ -45,15 +46,13 @@ async function leftovers(host: Host): Promise<string[]> {
 describe('kubeception reset', { timeout: 2_400_000 }, () => {
   let cp: Host;
   let w: Host;
-  let joinArgs: string[];
+  let joinCommand: PrintedJoin;
   let t: number;
   const kubectl = (...args: string[]) => cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
   const bootstrap = async () => {
     const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
-    const line = r.stdout.split('\n').find((l) => l.includes('kubeception run join'));
-    assert.ok(line);
-    joinArgs = line.trim().split(/\s+/).slice(4);
+    joinCommand = printedJoin(r.stdout); // the token in KUBECEPTION_TOKEN
   };
 
   before(async () => {
@@ -62,7 +61,7 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
     await importKubeceptionImage(cp);
     for (const h of [cp, w]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
     await bootstrap();
-    const j = await kc(w, ['run', 'join', ...joinArgs], { timeoutMs: 300_000 });
+    const j = await kc(w, ['run', 'join', ...joinCommand.args], { timeoutMs: 300_000, env: joinCommand.env });
     assert.equal(j.code, 0, `${j.stderr}\n${j.stdout.slice(-2000)}`);
     for (const h of [cp, w]) await h.writeFile(FOREIGN, 'not kubeception\'s\n');
     console.log(`setup (2 hosts, bootstrap, join): ${secs(Date.now() - t)}`);

@@ -14,6 +14,7 @@ import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { assertSameTree, kc, snapshot, stepsWith, writeConfig } from '../helpers/bed-cli.ts';
 import { ADMIN, assertBootstrapped } from '../helpers/converged.ts';
+import { printedJoin } from '../helpers/join-command.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BAD = 'v1.35.0';
@@ -63,8 +64,9 @@ describe('runtime state on the bed: unavailable images, cgroup driver mismatch',
     await writeConfig(worker, { distro: 'debian', kubelet: { cgroupDriver: 'systemd' } });
     const line = await kc(cp, ['token', 'create', '--print-join-command']);
     assert.equal(line.code, 0, line.stderr);
+    const printed = printedJoin(line.stdout);
     const before = await snapshot(worker);
-    const r = await kc(worker, ['run', 'join', ...line.stdout.trim().split(/\s+/).slice(4)]);
+    const r = await kc(worker, ['run', 'join', ...printed.args], { env: printed.env });
     assert.equal(r.code, 2, `${r.stderr}\n${r.stdout.slice(-1500)}`);
     assert.match(r.stderr, /CgroupDriver/);
     assert.match(r.stderr, /"systemd" in the config, but containerd uses "cgroupfs"/);
@@ -74,8 +76,8 @@ describe('runtime state on the bed: unavailable images, cgroup driver mismatch',
 
   test('a cgroupfs worker joins with a cgroupfs kubelet; its pod runs inside the kubelet\'s pod cgroups', async () => {
     await writeConfig(worker, { distro: 'debian' });
-    const line = await kc(cp, ['token', 'create', '--print-join-command']);
-    const r = await kc(worker, ['run', 'join', ...line.stdout.trim().split(/\s+/).slice(4), '--output', 'json'], { timeoutMs: 300_000 });
+    const printed = printedJoin((await kc(cp, ['token', 'create', '--print-join-command'])).stdout);
+    const r = await kc(worker, ['run', 'join', ...printed.args, '--output', 'json'], { timeoutMs: 300_000, env: printed.env });
     assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(-1500)}`);
     assert.match(await worker.readFile('/var/lib/kubelet/config.yaml'), /cgroupDriver: cgroupfs/);
     let ready = '';

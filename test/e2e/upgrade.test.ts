@@ -16,6 +16,7 @@ import { BED_FLANNEL_CNI_PLUGIN_IMAGE, TEST_IMAGE } from '../bed/addon-images.ts
 import { importUpgradeImages, installKubelet, UPGRADE_COREDNS, UPGRADE_VERSION } from '../bed/upgrade.ts';
 import { kc, KC, SITE, writeConfig } from '../helpers/bed-cli.ts';
 import { startProber } from '../helpers/prober.ts';
+import { printedJoin } from '../helpers/join-command.ts';
 
 const FROM = 'v1.34.4';
 const ADMIN = '/etc/kubernetes/admin.conf';
@@ -50,9 +51,8 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
     for (const h of [cp, w]) await writeConfig(h, CONFIG);
     const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
-    const line = r.stdout.split('\n').find((l) => l.includes('kubeception run join'))!;
-    const args = line.trim().split(/\s+/);
-    const j = await kc(w, ['run', 'join', ...args.slice(args.indexOf('join') + 1), '--wait-for-network'], { timeoutMs: 600_000 });
+    const printed = printedJoin(r.stdout); // the token in KUBECEPTION_TOKEN
+    const j = await kc(w, ['run', 'join', ...printed.args, '--wait-for-network'], { timeoutMs: 600_000, env: printed.env });
     assert.equal(j.code, 0, `join failed:\n${j.stderr}\n${j.stdout.slice(-2000)}`);
     await kubectl('create', 'deployment', 'upgrade-workload', `--image=${TEST_IMAGE}`, '--', 'sleep', '1000000');
     await kubectl('patch', 'deployment', 'upgrade-workload', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { 'kubernetes.io/hostname': w.name } } } } }));

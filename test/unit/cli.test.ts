@@ -60,6 +60,10 @@ const usage: [string, string[], RegExp][] = [
   ['missing --config file', ['plan', 'bootstrap', '--config', '/nonexistent/k.ts'], /--config \/nonexistent\/k.ts/],
   ['join without --url', ['run', 'join', '--distro', 'debian'], /--url/],
   ['--order-only on a real run', ['run', 'bootstrap', '--distro', 'debian', '--only', 'preflight', '--order-only'], /--order-only applies to `plan`/],
+  // Durations beyond what the clock or a token Secret can hold (issue 24): refused before any API call.
+  ['token create --ttl beyond its maximum', ['token', 'create', '--ttl', '99999999999h', '--distro', 'debian'], /--ttl 99999999999h is more than the maximum 8760h/],
+  ['--discovery-timeout beyond its maximum', ['run', 'join', '--distro', 'debian', '--url', 'https://10.250.0.9:30000', '--discovery-timeout', '9999999h'], /--discovery-timeout .*at most 24h/],
+  ['upgrade apply --timeout beyond its maximum', ['upgrade', 'apply', 'v1.35.4', '--timeout', '9999999h', '--distro', 'debian'], /--timeout .*at most 24h/],
 ];
 for (const [name, argv, msg] of usage)
   test(`exit 2: ${name}`, async () => {
@@ -94,14 +98,22 @@ test('run --output json of a site task: every line is a JSON event; a failed ste
     join(dir, 'tasks', 'demo.ts'),
     `import { step, task } from '${ROOT}/lib/dsl.ts';\nexport default task('demo', [step('one').run(() => ({ changed: false })), step('two').needs('one').skipIf(() => 'nothing to do'), step('three').needs('two').run(() => { throw new Error('kaput'); })]);\n`,
   );
-  writeFileSync(join(dir, 'kubeception.config.ts'), `export default { distro: 'debian' };\n`);
+  writeFileSync(join(dir, 'kubeception.config.ts'), `export default { distro: 'debian', nodeName: 'Demo-Node' };\n`);
+  const t0 = Date.now();
   const r = await cli(['run', 'demo', '--output', 'json'], dir);
+  const t1 = Date.now();
   assert.equal(r.code, 1);
   const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(events.map((e) => e.event), ['task-started', 'step-started', 'step-done', 'step-skipped', 'step-started', 'step-failed', 'task-done', 'result']);
   assert.equal(events[3].reason, 'nothing to do');
   assert.equal(events[5].step, 'three');
-  assert.deepEqual({ ...events[7], time: undefined, durationMs: undefined }, { event: 'result', task: 'demo', status: 'failed', failedStep: 'three', durationMs: undefined, changed: [], unchanged: ['one'], skipped: ['two'], nodeName: events[7].nodeName, time: undefined });
+  const { time, durationMs, ...rest } = events[7];
+  // nodeName is the config's, resolved (lower-cased); the run's duration is the task's, within the call.
+  assert.deepEqual(rest, { event: 'result', task: 'demo', status: 'failed', failedStep: 'three', changed: [], unchanged: ['one'], skipped: ['two'], nodeName: 'demo-node' });
+  assert.equal(durationMs, events[6].durationMs, "the result's duration is the task's");
+  assert.ok(typeof durationMs === 'number' && durationMs >= 0 && durationMs <= t1 - t0, `durationMs ${durationMs} within the ${t1 - t0} ms of the call`);
+  assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.ok(Date.parse(time) >= t0 && Date.parse(time) <= t1, `time ${time} within the call`);
   assert.match(r.stderr, /failed at step three/);
 });
 

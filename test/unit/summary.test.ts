@@ -19,7 +19,7 @@ const events: RunEvent[] = [
   { event: 'step-skipped', step: 'bootstrap-control-plane', reason: 'self-hosted apiserver serving' },
   { event: 'step-done', step: 'bootstrap-token', durationMs: 30, changed: true },
 ];
-const joinCommand = `npx kubeception run join --url https://10.250.0.10:30000 --token ${TOKEN} --ca-cert-hash ${HASH}`;
+const joinCommand = `KUBECEPTION_TOKEN=${TOKEN} npx kubeception run join --url https://10.250.0.10:30000 --ca-cert-hash ${HASH}`;
 const bootstrap = (tokenCreated: boolean): SummaryInput => ({
   task: 'bootstrap',
   status: 'done',
@@ -36,6 +36,7 @@ test('bootstrap summary: what changed, elapsed time, export KUBECONFIG, and the 
   assert.match(text, /running at https:\/\/10\.250\.0\.10:6443/);
   assert.match(text, /^ {2}export KUBECONFIG=\/etc\/kubernetes\/admin\.conf$/m);
   assert.match(text, new RegExp(`^ {2}${joinCommand.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, 'm'));
+  assert.match(text, /as root .*in the environment.*not a root process's environment/, 'says why the token is not a flag');
 });
 
 test('a converged re-run (token from an earlier run) never prints the secret; it says how to get a join command', () => {
