@@ -1,7 +1,9 @@
 /**
  * Joining workers on the bed, one shared cluster (control plane j7cp, workers j7w1, j7w2): the printed
  * command joins a worker (Node Ready, CSR approved by kubeception's approver, a pod runs), and every
- * refusal is exit 2 with the host unchanged. "The token secret is never sent" is proven by a recording
+ * refusal is exit 2 with the host unchanged. A token buys one node: w1 joins with the printed token,
+ * w2's refusals and its final join use a token of its own (test/e2e/security.test.ts tries a used one).
+ * "The token secret is never sent" is proven by a recording
  * impostor the test runs inside the worker (every request line, header and body it receives is kept);
  * a taken node name gets no certificate even through a raw CSR posted with the token.
  */
@@ -25,8 +27,11 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
   let w2: Host;
   let joinArgs: string[];
   let token: string;
-  /** The printed command's environment: KUBECEPTION_TOKEN. */
+  /** The printed command's environment: KUBECEPTION_TOKEN (w1 joins with it). */
   let tokenEnv: Record<string, string>;
+  /** w2's own token (a token buys one node): its refusals never reach a CSR, so it is unused until w2 joins at the end. */
+  let w2Token: string;
+  let w2Env: Record<string, string>;
   const outputs: string[] = [];
   const kubectl = (...args: string[]) => cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
   /** `run join` with `args`, the token from `env` (default: the printed command's). */
@@ -56,6 +61,9 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     outputs.push(r.stdout, r.stderr);
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
     ({ args: joinArgs, token, env: tokenEnv } = printedJoin(r.stdout)); // the token in KUBECEPTION_TOKEN, not a flag
+    w2Token = (await kc(cp, ['token', 'create'])).stdout.trim();
+    assert.match(w2Token, /^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    w2Env = { KUBECEPTION_TOKEN: w2Token };
     console.log(`[time] ${((Date.now() - t0) / 1000).toFixed(1)} s  before: boot 3 hosts + bootstrap`);
   });
   after(async () => {
@@ -96,8 +104,8 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     assert.equal((await kubectl('get', 'csr', '--no-headers')).trim().split('\n').length, before.csrs.trim().split('\n').length);
   });
 
-  /** A join on w2 that must fail with `code`, `want` on stderr, w2's files unchanged; the token from `env` (default the printed one). */
-  async function refused(args: string[], code: number, want: RegExp[], env: Record<string, string> = tokenEnv): Promise<KcResult> {
+  /** A join on w2 that must fail with `code`, `want` on stderr, w2's files unchanged; the token from `env` (default w2's own). */
+  async function refused(args: string[], code: number, want: RegExp[], env: Record<string, string> = w2Env): Promise<KcResult> {
     const before = await snapshot(w2);
     const r = await join(w2, args, 'json', env);
     assert.equal(r.code, code, `${r.stderr}\n${r.stdout.slice(-1500)}`);
@@ -138,8 +146,8 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     }
   }
   const assertNoSecret = (log: string) => {
-    const secret = token.slice(7);
-    assert.match(log, new RegExp(`token-id=${token.slice(0, 6)}`), 'the impostor saw the discovery request');
+    const secret = w2Token.slice(7);
+    assert.match(log, new RegExp(`token-id=${w2Token.slice(0, 6)}`), 'the impostor saw the discovery request');
     for (let i = 0; i + 4 <= secret.length; i++) assert.ok(!log.includes(secret.slice(i, i + 4)), `secret bytes "${secret.slice(i, i + 4)}" reached the impostor:\n${log}`);
   };
 
@@ -156,7 +164,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
   timed('wrong CA pin, even under a valid signature (a leaked token): exit 2 naming the hash presented, the token secret never sent', async () => {
     const own = await w2.readFile('/root/rec/c.pem');
     const kubeconfig = clusterInfoKubeconfig('https://127.0.0.1:18443', own);
-    const jws = await signDetached(kubeconfig, token.slice(0, 6), token.slice(7));
+    const jws = await signDetached(kubeconfig, w2Token.slice(0, 6), w2Token.slice(7));
     const log = await withRecorder({ kubeconfig, jws }, async (url) => {
       const r = await refused(replaceArg('--url', url), 2, [/join-ca-hash-mismatch/, /token secret was not sent/]);
       assert.match(r.stderr, /hashes to sha256:[0-9a-f]{64}/);
@@ -194,23 +202,23 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
   timed("a worker claiming a Ready worker's name is refused (exit 2), and gets no certificate", async () => {
     await writeConfig(w2, { distro: 'debian', nodeName: 'j7w1' });
     try {
-      await refused(joinArgs, 2, [/join-node-name-taken/, /exists and is Ready/]);
+      await refused(joinArgs, 2, [/join-node-name-taken/, /exists \(Ready\)/]);
     } finally {
       await writeConfig(w2, { distro: 'debian' });
     }
   });
 
-  timed('a raw CSR posted with the token for a taken name (control plane, Ready worker) is denied: no certificate', async () => {
+  timed("a raw CSR posted with w2's unused token for a taken name (control plane, Ready worker) is denied: no certificate", async () => {
     const ca = await cp.readFile('/etc/kubernetes/pki/ca.crt');
     await w2.writeFile('/root/csr/ca.crt', ca);
     const server = `https://${cp.ip}:6443`;
-    for (const name of [CP, 'j7w1']) {
+    for (const [name, reason] of [[CP, 'KubeceptionNameReserved'], ['j7w1', 'KubeceptionNodeNameTaken']] as const) {
       const csrName = `raw-${name}-${Date.now()}`;
       const pem = await w2.execOk(['bash', '-c', `cd /root/csr && openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ${name}.key -subj "/O=system:nodes/CN=system:node:${name}" 2>/dev/null`]);
       const csr = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: csrName }, spec: { request: Buffer.from(pem).toString('base64'), signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'] } };
-      await w2.execOk(['kubectl', `--server=${server}`, '--certificate-authority=/root/csr/ca.crt', `--token=${token}`, 'create', '-f', '-'], { input: JSON.stringify(csr) });
+      await w2.execOk(['kubectl', `--server=${server}`, '--certificate-authority=/root/csr/ca.crt', `--token=${w2Token}`, 'create', '-f', '-'], { input: JSON.stringify(csr) });
       const cond = await until(`CSR ${csrName} decided`, async () => (await kubectl('get', 'csr', csrName, '-o', 'jsonpath={.status.conditions[0].type} {.status.conditions[0].reason}')).trim() || undefined, 30);
-      assert.equal(cond, 'Denied KubeceptionNodeNameTaken');
+      assert.equal(cond, `Denied ${reason}`);
       await sleep(2_000);
       assert.equal(await kubectl('get', 'csr', csrName, '-o', 'jsonpath={.status.certificate}'), '', 'no certificate issued');
     }
@@ -254,7 +262,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
   // that no TLS name is checked in discovery.
   timed('any address of the cluster works: w2 joins through a DNS alias of the control plane (text output)', async () => {
     await w2.execOk(['sh', '-c', `echo "${cp.ip} cluster-alias.example" >> /etc/hosts`]);
-    const r = await join(w2, replaceArg('--url', 'https://cluster-alias.example:30000'), 'text');
+    const r = await join(w2, replaceArg('--url', 'https://cluster-alias.example:30000'), 'text', w2Env);
     assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(-2000)}`);
     await nodeReady('j7w2');
   });
@@ -270,6 +278,7 @@ describe('join on the bed', { timeout: 2_400_000 }, () => {
     const withoutJoinCommand = (s: string) => s.split('\n').filter((l) => !l.includes('kubeception run join --url')).join('\n');
     for (const text of [...outputs, logs, approver, again.stdout, again.stderr, json.stdout, json.stderr, list.stdout, list.stderr].map(withoutJoinCommand)) {
       assert.ok(!text.includes(secretPart), `token secret in output:\n${text.slice(0, 500)}`);
+      assert.ok(!text.includes(w2Token.slice(7)), `w2's token secret in output:\n${text.slice(0, 500)}`);
       assert.ok(!text.includes('PRIVATE KEY'), 'key in output');
     }
     // The first bootstrap printed the join command on purpose (before() parsed it); a converged re-run
