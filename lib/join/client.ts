@@ -99,8 +99,8 @@ export const NOT_SIGNED_POLL_MS = 250;
  * Fetches cluster-info + JWS for the token id; retries connection errors, 429 and 503 until `timeoutMs`
  * (a token not signed yet every {@link NOT_SIGNED_POLL_MS}, the others with backoff).
  */
-async function fetchClusterInfo(base: string, id: string, timeoutMs: number, signal?: AbortSignal): Promise<{ kubeconfig: string; jws: string }> {
-  const url = new URL(`/cluster-info?token-id=${id}`, base);
+async function fetchClusterInfo(base: string, id: string, timeoutMs: number, signal?: AbortSignal, nodeName?: string): Promise<{ kubeconfig: string; jws: string }> {
+  const url = new URL(`/cluster-info?token-id=${id}${nodeName ? `&node-name=${encodeURIComponent(nodeName)}` : ''}`, base);
   const deadline = Date.now() + timeoutMs;
   try {
     return await withRetry(async () => {
@@ -120,7 +120,7 @@ async function fetchClusterInfo(base: string, id: string, timeoutMs: number, sig
       if (r.status === 200 && typeof body.kubeconfig === 'string' && typeof body.jws === 'string') return { kubeconfig: body.kubeconfig, jws: body.jws };
       if (body.code === 'token-expired') throw new JoinRefused('join-token-expired', { what: `--token ${id}.…`, why: body.message ?? 'the token has expired', fix: newTokenFix });
       if (body.code === 'token-unknown') throw new JoinRefused('join-token-unknown', { what: `--token ${id}.…`, why: body.message ?? 'the token is unknown', fix: newTokenFix });
-      if (body.code === 'token-used') throw new JoinRefused('join-token-used', { what: `--token ${id}.…`, why: 'the token has already joined a node, and a bootstrap token buys one node (nothing on this host was changed)', fix: newTokenFix });
+      if (body.code === 'token-used') throw new JoinRefused('join-token-used', { what: `--token ${id}.…`, why: `the token has already joined ${nodeName ? 'another node' : 'a node'}, and a bootstrap token buys one node (nothing on this host was changed)`, fix: newTokenFix });
       // Any other client error is final: something answered, but not the join service (e.g. the apiserver's port).
       if (r.status >= 400 && r.status < 500 && r.status !== 429) throw notJoinService(base, url, r.status, body.code);
       if (r.status === 429 || r.status === 503) await new Promise((res) => setTimeout(res, Math.min(r.retryAfterS ?? 1, 10) * 1000));
@@ -173,13 +173,15 @@ export function verifyPins(caPem: string, pins: readonly string[], base: string)
 
 /**
  * Discovery: fetch, verify the signature, verify the pins.
+ * @param nodeName this host's node name, sent with the token id: a token that bought *this* name is
+ *   still answered (a join killed after its CSR was approved, re-run), one that bought another is not.
  * @throws JoinRefused `join-token-unknown` / `join-token-expired` / `join-token-used`; InputError `join-signature-invalid`,
  * `join-ca-hash-mismatch`, `join-ca-invalid` (all exit 2); KubeceptionError `join-unreachable`.
  */
-export async function discover(base: string, token: string, pins: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<Discovered> {
+export async function discover(base: string, token: string, pins: readonly string[], timeoutMs: number, signal?: AbortSignal, nodeName?: string): Promise<Discovered> {
   const t = parseToken(token);
   if (!t) throw new InputError('join-token-malformed', { what: '--token', why: 'not of the form [a-z0-9]{6}.[a-z0-9]{16}', fix: newTokenFix });
-  const answer = await fetchClusterInfo(base, t.id, timeoutMs, signal);
+  const answer = await fetchClusterInfo(base, t.id, timeoutMs, signal, nodeName);
   if (!(await verifyDetached(answer.jws, answer.kubeconfig, t.id, t.secret)))
     throw new InputError('join-signature-invalid', {
       what: base,

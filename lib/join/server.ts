@@ -7,7 +7,8 @@
  *
  * - `GET /cluster-info?token-id=<id>` → 200 `{ kubeconfig, jws }` (the cluster-info kubeconfig and its
  *   detached JWS for that token; the worker verifies both); 400 `token-id-malformed`; 404
- *   `token-unknown`; 409 `token-used` (the token already bought its one node: see
+ *   `token-unknown`; 409 `token-used` (the token already bought its one node, and it is not the
+ *   `node-name` the request names: see
  *   lib/join/node-identities.ts); 410 `token-expired`; 503 `not-signed-yet` / `not-ready` with `Retry-After`.
  * - `GET /healthz` → 200 `ok` while the process serves (liveness).
  * - `GET /readyz` → 200 once the cache holds cluster-info and the token index, else 503 `not-ready`
@@ -89,8 +90,10 @@ export function answer(req: Pick<IncomingMessage, 'method' | 'url'>, source: Dis
   const info = source.clusterInfo();
   if (!source.ready() || !info) return NOT_READY;
   const v = verdict(id, source.index(), info.jws, now);
-  // Only a token that still works is told it is used (an unknown or expired one keeps its answer).
-  if ((v === 'signed' || v === 'not-signed-yet') && source.identities().tokens.has(id))
+  // Only a token that still works is told it is used (an unknown or expired one keeps its answer), and
+  // not when it bought the very node asking (`node-name`): that is a join re-run after its CSR was approved.
+  const bought = source.identities().tokens.get(id)?.node;
+  if ((v === 'signed' || v === 'not-signed-yet') && bought !== undefined && bought !== url.searchParams.get('node-name'))
     return { status: 409, body: { code: 'token-used', message: `token ${id} has already joined a node: a bootstrap token buys one node` } };
   switch (v) {
     case 'signed':

@@ -100,7 +100,7 @@ export async function alreadyJoined(ctx: Context): Promise<string | false> {
 export async function discover(ctx: Context): Promise<StepOutcome> {
   const base = ctx.options.joinUrl!;
   const pins = ctx.options.caCertHash!.split(',');
-  const d = await discoverClusterInfo(base, ctx.options.token!, pins, ctx.options.discoveryTimeoutMs ?? 60_000, ctx.signal);
+  const d = await discoverClusterInfo(base, ctx.options.token!, pins, ctx.options.discoveryTimeoutMs ?? 60_000, ctx.signal, ctx.config.nodeName);
   ctx.log.info(`cluster-info signed with the token; CA pinned; apiserver ${d.server}`);
   await checkNodeName(d.server, d.caPem, ctx.options.token!, ctx.config.nodeName);
   ctx.state.join = { apiserver: d.server, caPem: d.caPem };

@@ -144,6 +144,8 @@ describe('join client discovery', () => {
       const err = await refused(discover(at(srv.port), TOKEN, [pin], 30_000), 'join-token-used');
       assert.match(err.why, /buys one node/);
       assert.ok(Date.now() - t0 < 3_000, 'no retries');
+      await refused(discover(at(srv.port), TOKEN, [pin], 30_000, undefined, 'w2'), 'join-token-used');
+      assert.equal((await discover(at(srv.port), TOKEN, [pin], 30_000, undefined, 'w1')).server, 'https://10.250.9.9:6443', 'w1, which the token bought, may re-run its join');
     } finally {
       await srv.close();
     }

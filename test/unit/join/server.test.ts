@@ -67,6 +67,8 @@ describe('join server', () => {
     assert.equal(await code('kubecp'), '200 a..b');
     assert.equal(await code('kubead'), '200 c..d');
     assert.equal(await code('usedup'), '409 token-used', 'a token that bought its node gets no cluster-info (its JWS is not sent)');
+    assert.equal(await code('usedup&node-name=w8'), '409 token-used', 'nor when another node asks');
+    assert.equal(await code('usedup&node-name=w9'), '200 e..f', 'the node it bought may run its join again (killed after the approval)');
     assert.equal(await code('expird'), '410 token-expired');
     assert.equal(await code('forgot'), '404 token-unknown');
     assert.equal(await code('zzzzzz'), '404 token-unknown');
