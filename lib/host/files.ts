@@ -11,6 +11,7 @@ import { constants as fsConstants, promises as fs } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { lineChanges } from '../util/diff.ts';
+import { removeTreeNoFollow, type RemoveTreeOptions, type RemoveTreeResult } from './nofollow.ts';
 
 /** Options for {@link HostFiles.write}. */
 export interface WriteOptions {
@@ -26,6 +27,8 @@ export interface WriteOptions {
 export interface PlannedWrite {
   op: 'write' | 'remove' | 'mkdir';
   path: string;
+  /** For `remove`: a whole directory tree ({@link HostFiles.removeTree}). */
+  tree?: boolean;
   mode?: number;
   bytes?: number;
   /** For `write`: `create` (no file yet), `update` (content differs) or `mode` (only the mode differs). */
@@ -48,8 +51,14 @@ export interface HostFiles {
   write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean>;
   /** Creates a directory (and parents) with `mode`, owned by `owner` if given. Returns false if it existed with that owner. */
   mkdir(path: string, mode?: number, owner?: string): Promise<boolean>;
-  /** Removes a file; returns false if it was absent. Never removes directories recursively. */
+  /** Removes a file (a symlink as the link); returns false if it was absent. Never removes directories. */
   remove(path: string): Promise<boolean>;
+  /**
+   * Removes a file or a whole directory tree, never following a symlink (see lib/host/nofollow.ts)
+   * and never entering a mount point of `opts.mountPoints` or another device (those stay, listed in
+   * `kept`). `removed` is false if `path` was absent.
+   */
+  removeTree(path: string, opts?: RemoveTreeOptions): Promise<RemoveTreeResult>;
   /** True for {@link DryRunFiles}. */
   readonly dryRun: boolean;
 }
@@ -153,6 +162,10 @@ export class RealFiles implements HostFiles {
       throw err;
     }
   }
+
+  removeTree(path: string, opts?: RemoveTreeOptions): Promise<RemoveTreeResult> {
+    return removeTreeNoFollow(path, opts);
+  }
 }
 
 /**
@@ -164,21 +177,30 @@ export class DryRunFiles implements HostFiles {
   readonly dryRun: boolean = true;
   readonly planned: PlannedWrite[] = [];
   private readonly overlay = new Map<string, string | null>();
+  /** Trees this run would remove: nothing below them exists unless written after the removal. */
+  private readonly removedTrees = new Set<string>();
   private readonly real = new RealFiles();
+
+  private underRemovedTree(path: string): boolean {
+    for (const t of this.removedTrees) if (path === t || path.startsWith(`${t}/`)) return true;
+    return false;
+  }
 
   async read(path: string): Promise<string | undefined> {
     if (this.overlay.has(path)) return this.overlay.get(path) ?? undefined;
+    if (this.underRemovedTree(path)) return undefined;
     return this.real.read(path);
   }
 
   async exists(path: string): Promise<boolean> {
     if (this.overlay.has(path)) return this.overlay.get(path) !== null;
+    if (this.underRemovedTree(path)) return false;
     return this.real.exists(path);
   }
 
   /** The real entries, plus files this run would create directly in `path`, minus those it would remove. */
   async list(path: string): Promise<string[]> {
-    const names = new Set(await this.real.list(path));
+    const names = new Set(this.underRemovedTree(path) ? [] : await this.real.list(path));
     const prefix = path.endsWith('/') ? path : `${path}/`;
     for (const [p, v] of this.overlay) {
       if (!p.startsWith(prefix) || p.slice(prefix.length).includes('/')) continue;
@@ -218,5 +240,16 @@ export class DryRunFiles implements HostFiles {
     this.overlay.set(path, null);
     this.planned.push({ op: 'remove', path });
     return true;
+  }
+
+  /** Records the removal of the tree (mount points inside it are not modelled: the real run keeps them). */
+  async removeTree(path: string): Promise<RemoveTreeResult> {
+    const present = (await this.exists(path)) || (await fs.lstat(path).then(() => !this.underRemovedTree(path), () => false));
+    if (!present) return { removed: false, kept: [] };
+    for (const p of this.overlay.keys()) if (p === path || p.startsWith(`${path}/`)) this.overlay.set(p, null);
+    this.overlay.set(path, null);
+    this.removedTrees.add(path);
+    this.planned.push({ op: 'remove', path, tree: true });
+    return { removed: true, kept: [] };
   }
 }
