@@ -45,8 +45,20 @@ async function openSubdir(dir: FileHandle, name: string): Promise<FileHandle | u
   });
 }
 
-/** What {@link walkNoFollow} calls for each entry: the logical path, its lstat, and (directories) their handle. */
-export type Visitor = (path: string, st: Stats, dir?: FileHandle) => Promise<void>;
+/** One entry of {@link walkNoFollow}. */
+export interface WalkEntry {
+  /** Logical path (root + names), for reports only: never act on it. */
+  path: string;
+  /** `lstat` of the entry (for a directory: `fstat` of the open descriptor). */
+  st: Stats;
+  /** A directory's open handle: change it through this (`chown`, `chmod`). */
+  dir?: FileHandle;
+  /** A non-directory's path relative to its parent's descriptor: act on it with no-follow calls only (`lchown`, `unlink`). */
+  at: string;
+}
+
+/** What {@link walkNoFollow} calls for each entry. */
+export type Visitor = (entry: WalkEntry) => Promise<void>;
 
 /**
  * Visits `root` (opened no-follow: a symlinked root throws `ELOOP`) and every entry below it,
@@ -63,18 +75,18 @@ export async function walkNoFollow(root: string, visit: Visitor): Promise<void> 
 }
 
 async function walkDir(dir: FileHandle, path: string, visit: Visitor): Promise<void> {
-  await visit(path, await dir.stat(), dir);
+  await visit({ path, st: await dir.stat(), dir, at: at(dir, '') });
   for (const name of (await fs.readdir(at(dir, ''))).sort()) {
     const st = await lstatAt(dir, name);
     if (!st) continue;
     if (!st.isDirectory()) {
-      await visit(join(path, name), st);
+      await visit({ path: join(path, name), st, at: at(dir, name) });
       continue;
     }
     const sub = await openSubdir(dir, name);
     if (!sub) {
       const now = await lstatAt(dir, name);
-      if (now) await visit(join(path, name), now);
+      if (now) await visit({ path: join(path, name), st: now, at: at(dir, name) });
       continue;
     }
     try {
