@@ -13,6 +13,7 @@ import { dirname, join, basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { HostStateError } from '../errors.ts';
 import { lineChanges } from '../util/diff.ts';
+import type { OwnedRecorder } from './owned-manifest.ts';
 import { at, openDirNoFollow, removeTreeNoFollow, type RemoveTreeOptions, type RemoveTreeResult } from './nofollow.ts';
 
 /** Options for {@link HostFiles.write}. */
@@ -143,6 +144,21 @@ function sameBytes(a: Uint8Array, b: string | Uint8Array): boolean {
 export class RealFiles implements HostFiles {
   readonly dryRun: boolean = false;
 
+  /**
+   * @param recorder when given (the CLI's real backends), every path this backend creates or
+   *   rewrites is recorded in the ownership manifest before the write, and dropped when removed
+   *   (lib/host/owned-manifest.ts); `kubeception reset` removes only recorded paths.
+   */
+  constructor(private readonly recorder?: OwnedRecorder) {}
+
+  /** Records the directories `path` and its missing parents would add (before they are created). */
+  private async recordMissingDirs(path: string): Promise<void> {
+    if (!this.recorder) return;
+    const missing: [string, 'dir'][] = [];
+    for (let d = path; d !== dirname(d) && !(await lstatOrUndefined(d)); d = dirname(d)) missing.push([d, 'dir']);
+    await this.recorder.add(missing);
+  }
+
   async read(path: string): Promise<string | undefined> {
     try {
       return await fs.readFile(path, 'utf8');
@@ -169,6 +185,8 @@ export class RealFiles implements HostFiles {
     if (opts.owner) return this.writeOwned(path, data, opts, await lookupUser(opts.owner));
     const st = await statOrUndefined(path);
     if (st?.isFile() && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
+    await this.recordMissingDirs(dirname(path));
+    await this.recorder?.add([[path, 'file']]);
     const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
     const openTmp = () => fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, opts.mode);
     // The parent directory is created only when the open says it is missing (one round trip less per file).
@@ -190,6 +208,7 @@ export class RealFiles implements HostFiles {
     try {
       const st = await lstatOrUndefined(at(dir, name));
       if (st?.isFile() && st.uid === ids.uid && st.gid === ids.gid && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(at(dir, name)), data)) return false;
+      await this.recorder?.add([[path, 'file']]);
       const tmp = `.${name}.${randomBytes(4).toString('hex')}.tmp`;
       const fh = await fs.open(at(dir, tmp), fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, opts.mode);
       await fillAndRename(fh, at(dir, tmp), at(dir, name), data, opts.mode, ids);
@@ -206,6 +225,7 @@ export class RealFiles implements HostFiles {
       if (lst && (!lst.isSymbolicLink() || (await statOrUndefined(path))?.isDirectory())) return false;
     } else if (lst?.isSymbolicLink()) throw symlinkRefusal(path, Object.assign(new Error('symlink'), { code: 'ELOOP' }), `it would be given to ${owner}`);
     if (!lst) {
+      await this.recordMissingDirs(path);
       await fs.mkdir(path, { recursive: true, mode });
       const fh = await openDirNoFollow(path).catch((err) => Promise.reject(symlinkRefusal(path, err, 'it was just created')));
       try {
@@ -231,6 +251,7 @@ export class RealFiles implements HostFiles {
   async remove(path: string): Promise<boolean> {
     try {
       await fs.unlink(path);
+      await this.recorder?.drop(path);
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
@@ -238,8 +259,10 @@ export class RealFiles implements HostFiles {
     }
   }
 
-  removeTree(path: string, opts?: RemoveTreeOptions): Promise<RemoveTreeResult> {
-    return removeTreeNoFollow(path, opts);
+  async removeTree(path: string, opts?: RemoveTreeOptions): Promise<RemoveTreeResult> {
+    const r = await removeTreeNoFollow(path, opts);
+    if (r.removed && !r.kept.length) await this.recorder?.drop(path);
+    return r;
   }
 }
 

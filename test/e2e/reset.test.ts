@@ -18,7 +18,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `reset --output json` and parses its one document. */
 async function reset(host: Host, ...flags: string[]) {
-  const r = await host.exec(['node', KC, 'reset', '--output', 'json', ...flags], { cwd: SITE, timeoutMs: 600_000 });
+  const r = await host.exec(['node', KC, 'reset', '--force', '--output', 'json', ...flags], { cwd: SITE, timeoutMs: 600_000 });
   let doc: any;
   assert.doesNotThrow(() => (doc = JSON.parse(r.stdout)), `reset --output json is not one JSON document:\n${r.stdout.slice(0, 2000)}\n${r.stderr}`);
   assert.equal(doc.kind, 'ResetReport');
@@ -132,7 +132,7 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
     assert.doesNotMatch(await kubectl('get', 'nodes', '-o', 'name'), /r9rw/, 'a fresh cluster: nothing of the old one');
     await kubectl('create', 'configmap', 'fresh', '-n', 'default');
     console.log(`bootstrap after reset: ${secs(Date.now() - t)}`);
-    const killed = cp.exec(['node', KC, 'reset'], { cwd: SITE, timeoutMs: 600_000 });
+    const killed = cp.exec(['node', KC, 'reset', '--force'], { cwd: SITE, timeoutMs: 600_000 });
     for (let i = 0; i < 600 && (await cp.exec(['systemctl', 'is-active', '-q', 'kubelet'])).code === 0; i++) await sleep(100);
     await cp.exec(['pkill', '-KILL', '-f', `${KC} reset`]);
     assert.notEqual((await killed).code, 0, 'the first reset was killed');
