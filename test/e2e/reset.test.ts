@@ -73,6 +73,14 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
 
   test('reset --dry-run changes nothing and lists what a reset would remove', async () => {
     t = Date.now();
+    // kube-proxy keeps creating chains for a while after the join: compare only once they held still for 5 s (at most 90 s).
+    let last = '';
+    for (let stable = 0, i = 0; stable < 5 && i < 90; i++) {
+      const now = await cp.execOk(['sh', '-c', "iptables-save | grep '^:' | sort"]);
+      stable = now === last ? stable + 1 : 0;
+      last = now;
+      await sleep(1_000);
+    }
     const before = await snapshot(cp, TREE);
     const units = await leftovers(cp);
     const r = await reset(cp, '--dry-run');
