@@ -137,3 +137,23 @@ export function linkIsOurs(f: OwnershipFacts, l: { ifname: string; master?: stri
 
 /** Links that may be the cluster's by name (the rest of a host's links are not considered at all). */
 export const CANDIDATE_LINK = /^(cni0|flannel[.\w-]*|veth[0-9a-f]+|kube-ipvs0|kube-bridge|kube-dummy-if|nodelocaldns)$/;
+
+/** Where a reset keeps the facts it decided on, so a reset killed midway (its removals drop paths from the manifest) finishes with the same ones. */
+export const RESET_FACTS = '/var/lib/kubeception/reset-facts.json';
+
+/**
+ * The facts of this reset: read once per run, before anything is removed, and kept in
+ * {@link RESET_FACTS} until a reset ends clean (a killed reset's next run reuses them).
+ */
+export async function resetFacts(ctx: Pick<Context, 'files' | 'config' | 'state' | 'dryRun'>): Promise<OwnershipFacts> {
+  if (ctx.state.resetFacts) return ctx.state.resetFacts;
+  let facts: OwnershipFacts | undefined;
+  try {
+    const saved = JSON.parse((await ctx.files.read(RESET_FACTS)) ?? 'null') as (Omit<OwnershipFacts, 'recorded'> & { recorded?: [string, OwnedKind][] }) | null;
+    if (saved) facts = { ...saved, recorded: saved.recorded ? new Map(saved.recorded) : undefined };
+  } catch {}
+  facts ??= await ownershipFacts(ctx);
+  if (!ctx.dryRun) await ctx.files.write(RESET_FACTS, `${JSON.stringify({ ...facts, recorded: facts.recorded ? [...facts.recorded] : undefined })}\n`, { mode: 0o600, dirMode: 0o700 });
+  ctx.state.resetFacts = facts;
+  return facts;
+}

@@ -86,7 +86,7 @@ export async function units(ctx: Ctx): Promise<string[]> {
 
 /** Gathers the whole report. */
 export async function residueReport(ctx: Ctx): Promise<ResidueReport> {
-  const facts = await ownershipFacts(ctx);
+  const facts = 'state' in ctx && (ctx as Context).state?.resetFacts ? (ctx as Context).state.resetFacts! : await ownershipFacts(ctx);
   const ns = await netns(ctx, facts);
   const m = await mounts(ctx, facts, ns.ours);
   const f = await files(ctx, facts, m.foreign);

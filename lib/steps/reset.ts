@@ -23,7 +23,7 @@ import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import { removalScript } from '../reset/netfilter.ts';
 import { RECOVERY_UNIT } from '../reset/owned.ts';
 import { OWNED_MANIFEST, parseOwnedManifest } from '../host/owned-manifest.ts';
-import { chainOwnership, ownershipFacts, RESET_JOURNAL } from '../reset/ownership.ts';
+import { chainOwnership, RESET_FACTS, RESET_JOURNAL, resetFacts } from '../reset/ownership.ts';
 import { files, iptablesDumps, links, mounts, netns, nftTableIsOurs } from '../reset/cluster-state.ts';
 import { CATEGORIES, containers, residueCount, residueReport, routes } from '../reset/residue.ts';
 import type { Context } from '../context.ts';
@@ -153,7 +153,7 @@ export const stopEtcd = (ctx: Context) => stopUnits(ctx, [ctx.config.distro.unit
  * the pods' network namespaces; then restarts containerd so its CRI plugin forgets the sandboxes.
  */
 export async function removeContainers(ctx: Context): Promise<StepOutcome> {
-  const facts = await ownershipFacts(ctx);
+  const facts = await resetFacts(ctx);
   // Which netns are our pods' is known only while the pods run: record them first, for a reset killed after this.
   const pods = (await netns(ctx, facts)).ours;
   if (pods.length && !ctx.dryRun) await ctx.files.write(RESET_JOURNAL, `${JSON.stringify(pods)}\n`, { mode: 0o600, dirMode: 0o700 });
@@ -178,7 +178,7 @@ export async function removeContainers(ctx: Context): Promise<StepOutcome> {
 
 /** `unmount`: the cluster's mounts (pod volumes, pod netns, containerd's k8s.io state), deepest first; foreign mounts stay. */
 export async function unmount(ctx: Context): Promise<StepOutcome> {
-  const facts = await ownershipFacts(ctx);
+  const facts = await resetFacts(ctx);
   const list = (await mounts(ctx, facts, (await netns(ctx, facts)).ours)).ours.sort((a, b) => b.length - a.length);
   for (const m of list) {
     const r = await ctx.sh.exec(['umount', m], { allowFail: true });
@@ -194,7 +194,7 @@ export async function unmount(ctx: Context): Promise<StepOutcome> {
  * following symlinks and without entering any mount point (HostFiles.removeTree).
  */
 export async function removeFiles(ctx: Context): Promise<StepOutcome> {
-  const facts = await ownershipFacts(ctx);
+  const facts = await resetFacts(ctx);
   const m = await mounts(ctx, facts, []);
   const f = await files(ctx, facts, m.foreign);
   const mountPoints = new Set(m.all);
@@ -223,7 +223,7 @@ export async function removeFiles(ctx: Context): Promise<StepOutcome> {
 
 /** `remove-network`: the cluster's iptables chains (every backend), nftables tables, links and routes to the cluster's ranges. */
 export async function removeNetwork(ctx: Context): Promise<StepOutcome> {
-  const facts = await ownershipFacts(ctx);
+  const facts = await resetFacts(ctx);
   const changed: string[] = [];
   for (const [cmd, save] of await iptablesDumps(ctx)) {
     const script = removalScript(save, chainOwnership(facts));
@@ -249,7 +249,7 @@ export async function reportResidue(ctx: Context): Promise<StepOutcome> {
   const report = await residueReport(ctx);
   ctx.state.resetReport = report;
   if (ctx.dryRun || residueCount(report) === 0) {
-    if (!ctx.dryRun) await ctx.files.remove(RESET_JOURNAL);
+    if (!ctx.dryRun) for (const f of [RESET_JOURNAL, RESET_FACTS]) await ctx.files.remove(f);
     const foreign = report.foreign.length + Object.values(report.foreignState).flat().length;
     return { changed: false, detail: `clean${foreign ? `; ${foreign} foreign item(s) kept` : ''}` };
   }
