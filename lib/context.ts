@@ -61,6 +61,8 @@ export interface TaskState {
   join?: { apiserver: string; caPem: string };
   /** Written by reset's `residue-report`: what of kubeception's remains on the host. */
   resetReport?: import('./reset/residue.ts').ResidueReport;
+  /** The reset's ownership facts, read once before anything is removed (lib/reset/ownership.ts `resetFacts`). */
+  resetFacts?: import('./reset/ownership.ts').OwnershipFacts;
   /** Written by `upgrade-preflight` (and kept current by the upgrade steps): the upgrade's journal. */
   upgrade?: import('./steps/upgrade.ts').UpgradeJournal;
   /** Written by `upgrade-node-preflight`: the cluster's version, the running kubelet's, and whether this is a worker. */

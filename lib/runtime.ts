@@ -3,6 +3,7 @@
  * records writes) for `plan` and `--dry-run`.
  */
 import { DryRunFiles, RealFiles, type HostFiles } from './host/files.ts';
+import { OwnedRecorder } from './host/owned-manifest.ts';
 import { DbusSystemd, DryRunSystemd, type Systemd } from './host/systemd.ts';
 import { DryRunShell, RealShell, type Shell } from './host/sh.ts';
 import type { Context, Logger, RunOptions, TaskState } from './context.ts';
@@ -45,7 +46,7 @@ export function journalReader(sh: Shell, lines = 60) {
 export function realBackends(): HostBackends {
   const sh = new RealShell();
   const systemd = new DbusSystemd(journalReader(sh));
-  return { files: new RealFiles(), systemd, sh, dryRun: false, state: {}, close: () => systemd.close() };
+  return { files: new RealFiles(new OwnedRecorder()), systemd, sh, dryRun: false, state: {}, close: () => systemd.close() };
 }
 
 /** Backends that read the host and record every change instead of making it. */

@@ -129,11 +129,22 @@ export function joinDeployment(image: string, apiserverPort: number): Manifest<V
   };
 }
 
-/** NodePort {@link JOIN_NODE_PORT} (and ClusterIP port 443) → the pod's 8443. */
+/**
+ * NodePort {@link JOIN_NODE_PORT} (and ClusterIP port 443) → the pod's 8443, with
+ * `externalTrafficPolicy: Local`: kube-proxy does not masquerade NodePort traffic, so the join
+ * service sees each worker's own address and its per-client rate limit and connection cap
+ * (lib/join/server.ts) apply per worker, not per node the traffic entered through (with `Cluster`,
+ * every worker entering through one node shared one budget). The price: the NodePort answers only
+ * on a node that runs the join pod (one replica, on a control-plane node); kube-proxy drops it on
+ * the others. Join through that node's address (the printed command names the advertise address of
+ * a single control plane) or through a controlPlaneEndpoint load balancer that health-checks port
+ * 30000 on every control-plane node, so it sends joins only where the pod runs.
+ * @see https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/#preserving-the-client-source-ip
+ */
 function joinServiceNodePort(): Manifest<V1Service> {
   return {
     apiVersion: 'v1', kind: 'Service', metadata: metadata(JOIN_SERVICE_NAME),
-    spec: { type: 'NodePort', selector: { 'app.kubernetes.io/name': JOIN_SERVICE_NAME }, ports: [{ name: 'https', protocol: 'TCP', port: JOIN_SERVICE_PORT, targetPort: JOIN_CONTAINER_PORT, nodePort: JOIN_NODE_PORT }] },
+    spec: { type: 'NodePort', externalTrafficPolicy: 'Local', selector: { 'app.kubernetes.io/name': JOIN_SERVICE_NAME }, ports: [{ name: 'https', protocol: 'TCP', port: JOIN_SERVICE_PORT, targetPort: JOIN_CONTAINER_PORT, nodePort: JOIN_NODE_PORT }] },
   };
 }
 

@@ -141,8 +141,40 @@ done
 `;
 }
 
-/** The systemd unit that runs the watcher from boot on. */
-export function recoveryWatcherUnit(p: { script: string; after: string[]; before: string[] }): string {
+/** The PATH the watcher runs with: system directories only (never /usr/local, never the caller's). */
+export const WATCHER_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Variables a kubeception run may hold that carry secrets or change behaviour: never passed to the watcher. */
+export const WATCHER_UNSET_ENV = ['KUBECEPTION_TOKEN', 'KUBECEPTION_CERTIFICATE_KEY', 'KUBECEPTION_CRASH_AT', 'KUBECEPTION_FROM_SOURCE'];
+
+/** Inputs of {@link recoveryWatcherUnit}. */
+export interface WatcherUnitInput {
+  /** Absolute path of the watcher script. */
+  script: string;
+  /** Units to order after (the container runtime) and before (the kubelet). */
+  after: string[];
+  before: string[];
+  /** The only path outside /run the watcher may write: the kubelet's `staticPodPath` (the active copy and its temp file). */
+  readWritePaths: string[];
+  /**
+   * Name of its directory in /run (its boot flag lives there): created by systemd at start, writable,
+   * kept when the watcher stops (`RuntimeDirectoryPreserve`; a boot clears /run anyway).
+   */
+  runtimeDirectory: string;
+}
+
+/**
+ * The systemd unit that runs the watcher from boot on, sandboxed to what it does: it reads the
+ * recovery files, the CA, /proc and containerd's socket, runs curl and ctr, and writes only
+ * `readWritePaths` and its `/run/<runtimeDirectory>`. `ProtectSystem=strict` (everything else read-only), `ProtectHome`, `PrivateTmp`,
+ * `PrivateDevices`, `NoNewPrivileges`; the capability bounding set is `CAP_SYS_PTRACE` alone (to read
+ * the `/proc/<pid>/fd` links of the kube-apiserver container's process, whose capabilities are not
+ * a subset of the watcher's; the files it touches are root's, so no DAC override is needed); only
+ * unix and IP sockets; `@system-service` system calls only; a fixed PATH ({@link WATCHER_PATH}) and no kubeception variable
+ * ({@link WATCHER_UNSET_ENV}) from the manager's environment.
+ * @see https://www.freedesktop.org/software/systemd/man/latest/systemd.exec.html
+ */
+export function recoveryWatcherUnit(p: WatcherUnitInput): string {
   return `# Written by kubeception.
 [Unit]
 Description=kubeception: restore this node's kube-apiserver from its last-known-good static pod when none serves
@@ -156,6 +188,33 @@ ExecStart=/bin/sh ${p.script}
 Restart=always
 RestartSec=2
 MemoryMax=64M
+Environment=PATH=${WATCHER_PATH} LC_ALL=C
+UnsetEnvironment=${WATCHER_UNSET_ENV.join(' ')}
+NoNewPrivileges=yes
+CapabilityBoundingSet=CAP_SYS_PTRACE
+AmbientCapabilities=
+ProtectSystem=strict
+ReadWritePaths=${p.readWritePaths.map((d) => `-${d}`).join(' ')}
+RuntimeDirectory=${p.runtimeDirectory}
+RuntimeDirectoryPreserve=yes
+ProtectHome=yes
+PrivateTmp=yes
+PrivateDevices=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+ProtectClock=yes
+ProtectHostname=yes
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+RestrictNamespaces=yes
+RestrictSUIDSGID=yes
+RestrictRealtime=yes
+LockPersonality=yes
+SystemCallArchitectures=native
+SystemCallFilter=@system-service
+SystemCallErrorNumber=EPERM
+UMask=0077
 
 [Install]
 WantedBy=multi-user.target

@@ -1,11 +1,18 @@
 /**
- * `kubeception reset [--dry-run] [--keep-etcd-data] [--output json]`: runs tasks/reset.ts (the
- * operator's copy in ./tasks first, distro overrides applied), then prints the residue report.
- * `--dry-run` runs the same steps against recording backends: nothing changes, the report lists
- * what a reset would remove and the planned actions. `--output json` prints one JSON document,
+ * `kubeception reset [--dry-run] [--force] [--keep-etcd-data] [--ignore-preflight-errors EtcdTwoMembers]
+ * [--output json]`: asks `[reset] Are you sure you want to proceed? [y/N]` on a terminal (kubeadm's
+ * prompt; `--force` skips it, as kubeadm's `-f/--force`; on a stdin that is not a terminal, without
+ * `--force`, it refuses with exit 2 before anything changes), then runs tasks/reset.ts (the
+ * operator's copy in ./tasks first, distro overrides applied) and prints the residue report.
+ * Leaving two voting etcd members is refused unless `--ignore-preflight-errors EtcdTwoMembers`
+ * (kubeadm reset has that flag; `--force` no longer accepts it).
+ * `--dry-run` runs the same steps against recording backends: nothing changes (no prompt), the report
+ * lists what a reset would remove and the planned actions. `--output json` prints one JSON document,
  * `kind: ResetReport`. Exit codes: 0 clean, 1 a step failed or something of ours remains, 2 bad input.
  */
-import { ExitCode, isBadInput, KubeceptionError } from '../errors.ts';
+import process from 'node:process';
+import { ExitCode, InputError, isBadInput, KubeceptionError } from '../errors.ts';
+import { ETCD_TWO_MEMBERS } from '../steps/reset.ts';
 import { loadConfig } from '../config/load.ts';
 import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../tasks.ts';
 import { runTask } from '../runner.ts';
@@ -19,13 +26,53 @@ interface IO {
   stdout: (s: string) => void;
   stderr: (s: string) => void;
   cwd: string;
+  /** Where the confirmation is read from; default process.stdin. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+/** kubeadm reset's question, word for word. */
+export const RESET_PROMPT = '[reset] Are you sure you want to proceed? [y/N]: ';
+
+/**
+ * Asks {@link RESET_PROMPT} on `stdin` (a terminal) and reads one line; true for y/yes.
+ * @throws InputError `reset-not-confirmed` when stdin is not a terminal (no one to ask).
+ */
+export async function confirmReset(stdin: NodeJS.ReadableStream & { isTTY?: boolean }, stderr: (s: string) => void): Promise<boolean> {
+  if (!stdin.isTTY)
+    throw new InputError('reset-not-confirmed', {
+      what: 'kubeception reset',
+      why: 'it removes this host\'s cluster state and asks first, but standard input is not a terminal',
+      fix: 'run it on a terminal to answer the prompt, or pass --force to reset without asking (as kubeadm reset -f)',
+    });
+  stderr('[reset] WARNING: changes made to this host by kubeception run bootstrap or join will be reverted.\n');
+  stderr(RESET_PROMPT);
+  const line = await new Promise<string>((resolve) => {
+    let buf = '';
+    const onData = (c: Buffer | string) => {
+      buf += c.toString();
+      if (buf.includes('\n')) finish();
+    };
+    const finish = () => {
+      stdin.off('data', onData);
+      stdin.off('end', finish);
+      stdin.pause?.();
+      resolve(buf.split('\n')[0] ?? '');
+    };
+    stdin.on('data', onData);
+    stdin.once('end', finish);
+    stdin.resume?.();
+  });
+  return /^\s*y(es)?\s*$/i.test(line);
 }
 
 /** The report as text: one line per category, then foreign and kept paths. */
 export function formatReport(r: ResidueReport, dryRun: boolean): string {
   const lines = [dryRun ? 'Would remove (dry run: nothing was changed):' : 'Residue report (what of kubeception remains on this host):'];
   for (const c of CATEGORIES) lines.push(`  ${c.padEnd(11)} ${r.residue[c].length ? r.residue[c].join(', ') : 'none'}`);
-  lines.push(`Foreign files (not kubeception's, kept): ${r.foreign.length ? '' : 'none'}`, ...r.foreign.map((f) => `  ${f}`));
+  lines.push(`Foreign files (not proven kubeception's, kept): ${r.foreign.length ? '' : 'none'}`, ...r.foreign.map((f) => `  ${f}`));
+  const other = Object.entries(r.foreignState).filter(([, v]) => v.length);
+  if (other.length) lines.push('Foreign state (another runtime\'s or not proven this cluster\'s, kept):', ...other.map(([k, v]) => `  ${k.padEnd(11)} ${v.join(', ')}`));
+  for (const n of r.notes) lines.push(`Note: ${n}`);
   if (r.kept.length) lines.push('Kept on purpose (--keep-etcd-data):', ...r.kept.map((k) => `  ${k}`));
   return `${lines.join('\n')}\n`;
 }
@@ -36,7 +83,16 @@ export async function resetCommand(args: Args, io: IO, packageDir: string, backe
   const json = args.output === 'json';
   const { config } = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
   const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile('reset', siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir);
-  const options: RunOptions = { ignorePreflightErrors: new Set(), keepEtcdData: args['keep-etcd-data'] === true, force: args.force === true, addSecret: () => {} };
+  const ignore = typeof args['ignore-preflight-errors'] === 'string' ? args['ignore-preflight-errors'].split(',').map((x) => x.trim()).filter(Boolean) : [];
+  const unknown = ignore.filter((id) => id !== ETCD_TWO_MEMBERS && id !== 'all');
+  if (unknown.length)
+    throw new InputError('preflight-ignore-unknown', { what: `--ignore-preflight-errors ${unknown.join(',')}`, why: 'reset has no check with that id', fix: `use ${ETCD_TWO_MEMBERS} (or all)` });
+  const options: RunOptions = { ignorePreflightErrors: new Set(ignore), keepEtcdData: args['keep-etcd-data'] === true, force: args.force === true, addSecret: () => {} };
+  // kubeadm's prompt, before anything on the host changes; --force (and --dry-run, which changes nothing) skip it.
+  if (!dryRun && !options.force && !(await confirmReset(io.stdin ?? process.stdin, io.stderr))) {
+    io.stderr('[reset] aborted: nothing was changed\n');
+    return ExitCode.badInput;
+  }
   const hb = backends ?? (dryRun ? dryRunBackends() : realBackends());
   try {
     const ctxFor = (step: string, log: Logger, signal: AbortSignal) => makeContext({ config, options, backends: hb, log, signal, packageDir, step });

@@ -8,9 +8,13 @@
  * directories that hold keys, via `dirMode`).
  */
 import { constants as fsConstants, promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { HostStateError } from '../errors.ts';
 import { lineChanges } from '../util/diff.ts';
+import type { OwnedRecorder } from './owned-manifest.ts';
+import { at, openDirNoFollow, removeTreeNoFollow, type RemoveTreeOptions, type RemoveTreeResult } from './nofollow.ts';
 
 /** Options for {@link HostFiles.write}. */
 export interface WriteOptions {
@@ -26,6 +30,8 @@ export interface WriteOptions {
 export interface PlannedWrite {
   op: 'write' | 'remove' | 'mkdir';
   path: string;
+  /** For `remove`: a whole directory tree ({@link HostFiles.removeTree}). */
+  tree?: boolean;
   mode?: number;
   bytes?: number;
   /** For `write`: `create` (no file yet), `update` (content differs) or `mode` (only the mode differs). */
@@ -44,12 +50,33 @@ export interface HostFiles {
   exists(path: string): Promise<boolean>;
   /** Entries of a directory (names), or `[]` if it does not exist. */
   list(path: string): Promise<string[]>;
-  /** Atomically writes `data` with `opts.mode`; returns false (and writes nothing) if the content and mode already match. */
+  /**
+   * Atomically writes `data` with `opts.mode`; returns false (and writes nothing) if the content and
+   * mode already match. Symlinks among the parent directories are followed (an operator's layout),
+   * except for a file given to another user (`opts.owner`): then the parent is opened `O_NOFOLLOW`
+   * and the temp file, its chown and the rename all go through that descriptor, so a parent swapped
+   * for a symlink (by the owner-to-be, who may own the parent) cannot send the file elsewhere.
+   * A symlink at `path` itself is replaced by the file, never written through.
+   * @throws HostStateError `path-symlink` when `opts.owner` is given and the parent is a symlink.
+   */
   write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean>;
-  /** Creates a directory (and parents) with `mode`, owned by `owner` if given. Returns false if it existed with that owner. */
+  /**
+   * Creates a directory (and parents) with `mode`, owned by `owner` if given. Returns false if it
+   * existed with that owner. With `owner`, `path` must not be a symlink: it is opened `O_NOFOLLOW`
+   * and changed through the descriptor, so a symlink swapped in cannot redirect the chown. Without
+   * `owner`, a symlink to a directory counts as the directory (an operator's layout, e.g. a
+   * /var/lib/kubelet on another disk). The mode of an existing directory is left as it is.
+   * @throws HostStateError `path-symlink` when `owner` is given and `path` is a symlink (nothing changed).
+   */
   mkdir(path: string, mode?: number, owner?: string): Promise<boolean>;
-  /** Removes a file; returns false if it was absent. Never removes directories recursively. */
+  /** Removes a file (a symlink as the link); returns false if it was absent. Never removes directories. */
   remove(path: string): Promise<boolean>;
+  /**
+   * Removes a file or a whole directory tree, never following a symlink (see lib/host/nofollow.ts)
+   * and never entering a mount point of `opts.mountPoints` or another device (those stay, listed in
+   * `kept`). `removed` is false if `path` was absent.
+   */
+  removeTree(path: string, opts?: RemoveTreeOptions): Promise<RemoveTreeResult>;
   /** True for {@link DryRunFiles}. */
   readonly dryRun: boolean;
 }
@@ -59,6 +86,42 @@ async function statOrUndefined(path: string) {
     return await fs.stat(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+async function lstatOrUndefined(path: string) {
+  try {
+    return await fs.lstat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** The error for a path that must not be a symlink (ELOOP/ENOTDIR from an O_NOFOLLOW open); other errors pass through. */
+function symlinkRefusal(path: string, err: unknown, why: string): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code !== 'ELOOP' && code !== 'ENOTDIR') return err;
+  return new HostStateError('path-symlink', {
+    what: path,
+    why: `it is ${code === 'ELOOP' ? 'a symlink' : 'not a directory'}, and ${why}: kubeception never follows a link to change an owner (whoever planted it would get the link's target)`,
+    fix: `replace ${path} with a real directory (or remove it and let kubeception create it)`,
+  });
+}
+
+/** Content, mode (umask must not loosen or tighten it) and owner on the open temp file, fsync, then rename over `path`. */
+async function fillAndRename(fh: FileHandle, tmp: string, path: string, data: string | Uint8Array, mode: number, ids?: { uid: number; gid: number }) {
+  try {
+    await Promise.all([fh.writeFile(data), fh.chmod(mode), ...(ids ? [fh.chown(ids.uid, ids.gid)] : [])]);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await fs.rename(tmp, path);
+  } catch (err) {
+    await fs.rm(tmp, { force: true });
     throw err;
   }
 }
@@ -80,6 +143,21 @@ function sameBytes(a: Uint8Array, b: string | Uint8Array): boolean {
 /** The real host file system. */
 export class RealFiles implements HostFiles {
   readonly dryRun: boolean = false;
+
+  /**
+   * @param recorder when given (the CLI's real backends), every path this backend creates or
+   *   rewrites is recorded in the ownership manifest before the write, and dropped when removed
+   *   (lib/host/owned-manifest.ts); `kubeception reset` removes only recorded paths.
+   */
+  constructor(private readonly recorder?: OwnedRecorder) {}
+
+  /** Records the directories `path` and its missing parents would add (before they are created). */
+  private async recordMissingDirs(path: string): Promise<void> {
+    if (!this.recorder) return;
+    const missing: [string, 'dir'][] = [];
+    for (let d = path; d !== dirname(d) && !(await lstatOrUndefined(d)); d = dirname(d)) missing.push([d, 'dir']);
+    await this.recorder.add(missing);
+  }
 
   async read(path: string): Promise<string | undefined> {
     try {
@@ -104,10 +182,11 @@ export class RealFiles implements HostFiles {
   }
 
   async write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean> {
+    if (opts.owner) return this.writeOwned(path, data, opts, await lookupUser(opts.owner));
     const st = await statOrUndefined(path);
-    const ids = opts.owner ? await lookupUser(opts.owner) : undefined;
-    const ownerOk = !ids || (st?.uid === ids.uid && st?.gid === ids.gid);
-    if (st?.isFile() && ownerOk && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
+    if (st?.isFile() && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
+    await this.recordMissingDirs(dirname(path));
+    await this.recorder?.add([[path, 'file']]);
     const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
     const openTmp = () => fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, opts.mode);
     // The parent directory is created only when the open says it is missing (one round trip less per file).
@@ -116,42 +195,74 @@ export class RealFiles implements HostFiles {
       await this.mkdir(dirname(path), opts.dirMode ?? 0o755);
       return openTmp();
     });
-    try {
-      // Content, mode (umask must not loosen or tighten it) and owner are independent: set at once.
-      await Promise.all([fh.writeFile(data), fh.chmod(opts.mode), ...(ids ? [fh.chown(ids.uid, ids.gid)] : [])]);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    try {
-      await fs.rename(tmp, path);
-    } catch (err) {
-      await fs.rm(tmp, { force: true });
-      throw err;
-    }
+    await fillAndRename(fh, tmp, path, data, opts.mode);
     return true;
   }
 
-  async mkdir(path: string, mode = 0o755, owner?: string): Promise<boolean> {
-    const st = await statOrUndefined(path);
-    const ids = owner ? await lookupUser(owner) : undefined;
-    if (st && (!ids || (st.uid === ids.uid && st.gid === ids.gid))) return false;
-    if (!st) {
-      await fs.mkdir(path, { recursive: true, mode });
-      await fs.chmod(path, mode);
+  /** {@link write} of a file given to `ids`, through the parent's no-follow descriptor. */
+  private async writeOwned(path: string, data: string | Uint8Array, opts: WriteOptions, ids: { uid: number; gid: number }): Promise<boolean> {
+    const parent = dirname(path);
+    const name = basename(path);
+    if (!(await lstatOrUndefined(parent))) await this.mkdir(parent, opts.dirMode ?? 0o755);
+    const dir = await openDirNoFollow(parent).catch((err) => Promise.reject(symlinkRefusal(parent, err, `a file for ${opts.owner} is written into it`)));
+    try {
+      const st = await lstatOrUndefined(at(dir, name));
+      if (st?.isFile() && st.uid === ids.uid && st.gid === ids.gid && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(at(dir, name)), data)) return false;
+      await this.recorder?.add([[path, 'file']]);
+      const tmp = `.${name}.${randomBytes(4).toString('hex')}.tmp`;
+      const fh = await fs.open(at(dir, tmp), fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, opts.mode);
+      await fillAndRename(fh, at(dir, tmp), at(dir, name), data, opts.mode, ids);
+      return true;
+    } finally {
+      await dir.close();
     }
-    if (ids) await fs.chown(path, ids.uid, ids.gid);
-    return true;
+  }
+
+  async mkdir(path: string, mode = 0o755, owner?: string): Promise<boolean> {
+    const ids = owner ? await lookupUser(owner) : undefined;
+    const lst = await lstatOrUndefined(path);
+    if (!ids) {
+      if (lst && (!lst.isSymbolicLink() || (await statOrUndefined(path))?.isDirectory())) return false;
+    } else if (lst?.isSymbolicLink()) throw symlinkRefusal(path, Object.assign(new Error('symlink'), { code: 'ELOOP' }), `it would be given to ${owner}`);
+    if (!lst) {
+      await this.recordMissingDirs(path);
+      await fs.mkdir(path, { recursive: true, mode });
+      const fh = await openDirNoFollow(path).catch((err) => Promise.reject(symlinkRefusal(path, err, 'it was just created')));
+      try {
+        await fh.chmod(mode);
+        if (ids) await fh.chown(ids.uid, ids.gid);
+      } finally {
+        await fh.close();
+      }
+      return true;
+    }
+    if (!ids) return false;
+    const fh = await openDirNoFollow(path).catch((err) => Promise.reject(symlinkRefusal(path, err, `it would be given to ${owner}`)));
+    try {
+      const st = await fh.stat();
+      if (st.uid === ids.uid && st.gid === ids.gid) return false;
+      await fh.chown(ids.uid, ids.gid);
+      return true;
+    } finally {
+      await fh.close();
+    }
   }
 
   async remove(path: string): Promise<boolean> {
     try {
       await fs.unlink(path);
+      await this.recorder?.drop(path);
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
       throw err;
     }
+  }
+
+  async removeTree(path: string, opts?: RemoveTreeOptions): Promise<RemoveTreeResult> {
+    const r = await removeTreeNoFollow(path, opts);
+    if (r.removed && !r.kept.length) await this.recorder?.drop(path);
+    return r;
   }
 }
 
@@ -164,21 +275,30 @@ export class DryRunFiles implements HostFiles {
   readonly dryRun: boolean = true;
   readonly planned: PlannedWrite[] = [];
   private readonly overlay = new Map<string, string | null>();
+  /** Trees this run would remove: nothing below them exists unless written after the removal. */
+  private readonly removedTrees = new Set<string>();
   private readonly real = new RealFiles();
+
+  private underRemovedTree(path: string): boolean {
+    for (const t of this.removedTrees) if (path === t || path.startsWith(`${t}/`)) return true;
+    return false;
+  }
 
   async read(path: string): Promise<string | undefined> {
     if (this.overlay.has(path)) return this.overlay.get(path) ?? undefined;
+    if (this.underRemovedTree(path)) return undefined;
     return this.real.read(path);
   }
 
   async exists(path: string): Promise<boolean> {
     if (this.overlay.has(path)) return this.overlay.get(path) !== null;
+    if (this.underRemovedTree(path)) return false;
     return this.real.exists(path);
   }
 
   /** The real entries, plus files this run would create directly in `path`, minus those it would remove. */
   async list(path: string): Promise<string[]> {
-    const names = new Set(await this.real.list(path));
+    const names = new Set(this.underRemovedTree(path) ? [] : await this.real.list(path));
     const prefix = path.endsWith('/') ? path : `${path}/`;
     for (const [p, v] of this.overlay) {
       if (!p.startsWith(prefix) || p.slice(prefix.length).includes('/')) continue;
@@ -218,5 +338,16 @@ export class DryRunFiles implements HostFiles {
     this.overlay.set(path, null);
     this.planned.push({ op: 'remove', path });
     return true;
+  }
+
+  /** Records the removal of the tree (mount points inside it are not modelled: the real run keeps them). */
+  async removeTree(path: string): Promise<RemoveTreeResult> {
+    const present = (await this.exists(path)) || (await fs.lstat(path).then(() => !this.underRemovedTree(path), () => false));
+    if (!present) return { removed: false, kept: [] };
+    for (const p of this.overlay.keys()) if (p === path || p.startsWith(`${path}/`)) this.overlay.set(p, null);
+    this.overlay.set(path, null);
+    this.removedTrees.add(path);
+    this.planned.push({ op: 'remove', path, tree: true });
+    return { removed: true, kept: [] };
   }
 }

@@ -2,7 +2,7 @@
  * The worker's side of kubeadm's token-based discovery, through kubeception's join service:
  *
  * 1. `GET <url>/cluster-info?token-id=<id>` over TLS that trusts nothing (transport only: any address
- *    of the cluster works, a NodePort of any node or a DNS alias). Only the token's public *id* is sent.
+ *    of the cluster works: the controlPlaneEndpoint, the control-plane node running the join pod, a DNS alias). Only the token's public *id* is sent.
  *    "unknown" / "expired" / "used" answers are final (exit 2).
  * 2. The detached JWS of the answer must verify (HS256) with the token's secret: proof that the
  *    answer comes from the cluster that holds this token. Else stop (exit 2).
@@ -73,7 +73,7 @@ function unreachable(url: string, err: unknown, timeoutMs: number): KubeceptionE
   return new KubeceptionError('join-unreachable', {
     what: url,
     why: `the join service gave no usable answer within ${Math.round(timeoutMs / 1000)} s of retries (last: ${(err as Error)?.message ?? err})`,
-    fix: 'check the URL (https://<any node address>:30000), that the control plane runs the kubeception-join Service, and the network between the hosts',
+    fix: 'check the URL (https://<controlPlaneEndpoint or the control-plane node running the join pod>:30000: the NodePort answers only there, externalTrafficPolicy Local), that the control plane runs the kubeception-join Service, and the network between the hosts',
     cause: err,
   });
 }
@@ -82,7 +82,7 @@ function notJoinService(base: string, url: URL, status: number, code: string | u
   return new InputError('join-not-join-service', {
     what: base,
     why: `${url.host} answered HTTP ${status}${code ? ` (${code})` : ''} to GET /cluster-info: it is not kubeception's join service (wrong port or path?)`,
-    fix: 'use the join URL printed by bootstrap or `kubeception token create --print-join-command`: https://<any node address>:30000',
+    fix: 'use the join URL printed by bootstrap or `kubeception token create --print-join-command`: https://<controlPlaneEndpoint or control-plane node>:30000',
   });
 }
 

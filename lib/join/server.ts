@@ -13,8 +13,14 @@
  * - `GET /healthz` → 200 `ok` while the process serves (liveness).
  * - `GET /readyz` → 200 once the cache holds cluster-info and the token index, else 503 `not-ready`
  *   (the pod's readiness: the Service sends no worker to a pod that would answer 503).
- * - 429 `rate-limited` with `Retry-After` beyond the per-client limit; 405/404 otherwise; 413 for any
- *   request with a body; slow or idle connections are cut off (see {@link ServerLimits}).
+ * - 429 `rate-limited` with `Retry-After` beyond the per-client limit; 405/404 otherwise; 413 (and
+ *   the connection closed) for any request with a body, 431 (closed) for oversized headers; slow or
+ *   idle connections are cut off; at most `maxConnectionsPerClient` open connections per source
+ *   address and `maxConnections` in all (see {@link ServerLimits}).
+ *
+ * Client addresses are real only when nothing on the way rewrites them: the Service uses
+ * `externalTrafficPolicy: Local` (manifests/join-service.ts), so kube-proxy does not SNAT NodePort
+ * traffic and each worker is counted as itself, not as the node it entered through.
  *
  * The serving certificate is transport only (self-signed, not from the cluster CA): authenticity
  * comes from the signature and the CA pin the worker checks.
@@ -45,8 +51,18 @@ export interface ServerLimits {
   keepAliveTimeoutMs: number;
   /** TLS handshake within this. */
   handshakeTimeoutMs: number;
-  /** Concurrent connections; more are refused. */
+  /**
+   * Concurrent connections in all; at the cap a new TCP connection is closed at once (before any
+   * TLS), so the client sees the connection reset or closed and retries.
+   */
   maxConnections: number;
+  /**
+   * Concurrent connections from one source address; a connection beyond it is closed at once (before
+   * TLS) and logged. Keeps one host from holding the whole {@link maxConnections} with slow
+   * connections. Behind a proxy that hides client addresses (a TCP load balancer) every client is
+   * that proxy's address: size it for the concurrent joins through it.
+   */
+  maxConnectionsPerClient: number;
   /** Largest request header block, bytes. */
   maxHeaderBytes: number;
   /** Requests per client address per {@link rateWindowS}. */
@@ -56,7 +72,7 @@ export interface ServerLimits {
 
 export const DEFAULT_LIMITS: ServerLimits = {
   headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, handshakeTimeoutMs: 5_000,
-  maxConnections: 512, maxHeaderBytes: 8_192, ratePoints: 100, rateWindowS: 1,
+  maxConnections: 512, maxConnectionsPerClient: 32, maxHeaderBytes: 8_192, ratePoints: 100, rateWindowS: 1,
 };
 
 /** Options of {@link serveJoin}. */
@@ -135,6 +151,26 @@ export async function serveJoin(opts: JoinServerOptions): Promise<{ port: number
   server.maxConnections = lim.maxConnections;
   server.timeout = lim.requestTimeoutMs;
   server.on('tlsClientError', () => undefined);
+  // Per source address: count open TCP connections; one beyond the cap is closed before TLS.
+  const open = new Map<string, number>();
+  let refusedLogged = 0;
+  server.on('connection', (socket: import('node:net').Socket) => {
+    const peer = socket.remoteAddress ?? '?';
+    const n = (open.get(peer) ?? 0) + 1;
+    if (n > lim.maxConnectionsPerClient) {
+      // One log line per second at most: a flood must not become a log flood.
+      if (Date.now() - refusedLogged > 1_000) log(`connection from ${peer} closed: ${lim.maxConnectionsPerClient} connections from it are open (maxConnectionsPerClient)`);
+      refusedLogged = Date.now();
+      socket.destroy();
+      return;
+    }
+    open.set(peer, n);
+    socket.once('close', () => {
+      const left = (open.get(peer) ?? 1) - 1;
+      if (left > 0) open.set(peer, left);
+      else open.delete(peer);
+    });
+  });
   const [host, port] = splitListen(opts.listen);
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
   const bound = (server.address() as { port: number }).port;

@@ -1,9 +1,9 @@
 /**
- * What kubeception (and the cluster it ran on this host) leaves on a host, as data: the files and
- * directory trees it wrote, the directories it scans for foreign files, its units, processes,
- * ports, and the name patterns of its links, network namespaces and netfilter chains. `kubeception
- * reset` removes exactly these and reports anything of them that remains; anything else found in
- * the scanned directories is *foreign*: reported, never deleted.
+ * What kubeception (and the cluster it ran on this host) may leave on a host, as data: the files and
+ * directory trees it writes or its components create (*candidates*), the directories it scans for
+ * foreign files, its units, processes and ports. A candidate is removed by `kubeception reset` only
+ * when lib/reset/ownership.ts proves it ours (recorded, marked, or made by this cluster's
+ * components); anything else is *foreign*: reported, never deleted.
  * @see kubernetes/cmd/kubeadm/app/cmd/phases/reset/cleanupnode.go (what kubeadm reset removes)
  */
 import { join } from 'node:path';
@@ -17,14 +17,8 @@ export const OWN_PROCESSES = ['kubelet', 'kube-apiserver', 'kube-controller', 'k
 export const OWN_COMMANDS = ['kubeception.js serve-join', 'kubeception serve-join', 'recovery/watch.sh'];
 /** Listening TCP ports of the components (apiservers, etcd, kubelet, controllers, kube-proxy). */
 export const OWN_PORTS = [6443, 6444, 2379, 2380, 2381, 10248, 10249, 10250, 10256, 10257, 10259, 10357, 10359];
-/** Links the CNI plugins, flannel and kube-proxy create. */
-export const OWN_LINK = /^(cni0|flannel[.\w-]*|veth[0-9a-f]+|kube-ipvs0|kube-bridge|kube-dummy-if|nodelocaldns)$/;
-/** Network namespaces of pods (containerd's CRI names them `cni-<uuid>`). */
-export const OWN_NETNS = /^cni-[0-9a-f-]+$/;
-/** iptables chains of kube-proxy, the CNI plugins (portmap, bridge masquerade) and flannel. */
-export const OWN_CHAIN = /^(KUBE-|CNI-|FLANNEL)/;
-/** nftables tables kube-proxy (nftables mode) and flannel create. */
-export const OWN_NFT_TABLE = /^(kube-proxy|flannel)/;
+/** Network namespaces that may be pods' (containerd's CRI names them `cni-<uuid>`; so does podman's CNI): ours only if a pod of ours holds it (lib/reset/ownership.ts). */
+export const CANDIDATE_NETNS = /^cni-[0-9a-f-]+$/;
 /** kubeception's own unit (the kubelet's and etcd's unit files are the distro's: stopped and disabled only). */
 export { RECOVERY_UNIT } from '../steps/recovery.ts';
 import { RECOVERY_UNIT } from '../steps/recovery.ts';
@@ -55,26 +49,25 @@ export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
   const trees = [
     join(p.secretsDir, 'recovery'),
     ...['pki', 'pods', 'plugins', 'plugins_registry', 'pod-resources', 'checkpoints', 'device-plugins'].map((d) => join(kubelet, d)),
-    '/var/lib/cni', '/run/flannel', '/run/kubeception',
+    '/run/flannel', '/run/kubeception', '/var/lib/cni/flannel',
   ];
   return [...files.map((path) => ({ path })), ...trees.map((path) => ({ path, tree: true }))];
 }
 
-/** Directories scanned for files: each entry there is ours (see {@link isOwned}) or foreign. */
+/** Directories scanned for files: each entry there is ours (proven: lib/reset/ownership.ts) or foreign. */
 export function scannedDirs(config: ResolvedConfig): string[] {
   const p = config.distro.paths;
-  return [...new Set([p.secretsDir, config.certificatesDir, join(config.certificatesDir, 'etcd'), p.staticPodPath, p.kubeletConfigDir, join(p.systemdDir, `${config.distro.units.kubelet}.d`), '/etc/cni/net.d'])];
+  return [...new Set([p.secretsDir, config.certificatesDir, join(config.certificatesDir, 'etcd'), p.staticPodPath, p.kubeletConfigDir, join(p.systemdDir, `${config.distro.units.kubelet}.d`), '/etc/cni/net.d', '/var/lib/cni/networks', '/var/lib/cni/results'])];
 }
 
-/** Whether `path` (absolute) is one of ours: an owned file, inside an owned tree, or a flannel CNI config. */
-export function isOwned(path: string, owned: readonly OwnedPath[]): boolean {
-  if (/^\/etc\/cni\/net\.d\/[^/]*flannel[^/]*$/.test(path)) return true;
+/** Whether `path` (absolute) is a candidate: a listed file, or inside a listed tree. */
+export function isCandidate(path: string, owned: readonly OwnedPath[]): boolean {
   return owned.some((o) => o.path === path || (o.tree && (path.startsWith(`${o.path}/`))));
 }
 
 /** Directories that are containers of our files, not files themselves: never reported as foreign. */
 export function structuralDirs(config: ResolvedConfig, owned: readonly OwnedPath[]): Set<string> {
-  const s = new Set(scannedDirs(config));
+  const s = new Set([...scannedDirs(config), '/var/lib/cni']);
   for (const o of owned) if (o.tree) s.add(o.path);
   return s;
 }

@@ -1,15 +1,15 @@
 /**
- * The residue report of `kubeception reset`: what of kubeception's (see {@link ./owned.ts}) is still
- * on this host — processes, containers, mounts, network namespaces, links, routes to the pod and
- * service ranges, netfilter chains, listening ports, files, units — plus foreign files (reported,
- * never deleted) and what was kept on purpose (`--keep-etcd-data`). Read-only: every probe runs
+ * The residue report of `kubeception reset`: what of this cluster's (proven: lib/reset/ownership.ts)
+ * is still on this host — processes, containers, mounts, network namespaces, links, routes to the pod
+ * and service ranges, netfilter chains, listening ports, files, units — plus foreign files and state
+ * (reported, never deleted) and what was kept on purpose (`--keep-etcd-data`). Read-only: every probe runs
  * through `ctx.sh.read` / `ctx.files`, so it also runs under `--dry-run`.
  */
-import { join } from 'node:path';
-import { ETCD_OWNER_MARKER } from '../constants.ts';
 import { cidrContains, parseCidr, type Cidr } from '../net/cidr.ts';
-import { chainsOf } from './netfilter.ts';
-import { isOwned, OWN_COMMANDS, OWN_LINK, OWN_NETNS, OWN_NFT_TABLE, OWN_PORTS, OWN_PROCESSES, ownedPaths, RECOVERY_UNIT, scannedDirs, structuralDirs } from './owned.ts';
+import { OWNED_MANIFEST } from '../host/owned-manifest.ts';
+import { chains, files, links, mounts, netns, read } from './cluster-state.ts';
+import { ownershipFacts } from './ownership.ts';
+import { OWN_COMMANDS, OWN_PORTS, OWN_PROCESSES, RECOVERY_UNIT } from './owned.ts';
 import type { Context } from '../context.ts';
 
 /** Residue categories, in report order. */
@@ -20,14 +20,17 @@ export type Category = (typeof CATEGORIES)[number];
 export interface ResidueReport {
   kind: 'ResetReport';
   residue: Record<Category, string[]>;
-  /** Files in the scanned directories kubeception did not write: kept. */
+  /** Files in the scanned directories (and candidates) not proven this cluster's: kept. */
   foreign: string[];
+  /** Other state that looks like the cluster's but is not proven so (another runtime's): kept. */
+  foreignState: { mounts: string[]; netns: string[]; links: string[]; chains: string[] };
+  /** How ownership was decided, when it matters (e.g. no ownership manifest). */
+  notes: string[];
   /** What was kept on purpose (e.g. the etcd data dir under `--keep-etcd-data`). */
   kept: string[];
 }
 
 type Ctx = Pick<Context, 'sh' | 'files' | 'config' | 'systemd' | 'options'>;
-const read = async (ctx: Ctx, argv: string[]) => (await ctx.sh.read(argv, { allowFail: true, timeoutMs: 20_000 }).catch(() => ({ code: 1, stdout: '' }))).stdout;
 
 /** Processes of the components and of kubeception's own services. */
 export async function processes(ctx: Ctx): Promise<string[]> {
@@ -46,25 +49,6 @@ export async function containers(ctx: Ctx): Promise<string[]> {
   return (await read(ctx, ['ctr', '--address', sock, '-n', 'k8s.io', 'containers', 'ls', '-q'])).split('\n').filter(Boolean);
 }
 
-/** Mount points of the kubelet's volumes, pod network namespaces and the kubelet's containers. */
-export async function mounts(ctx: Ctx): Promise<string[]> {
-  const text = (await ctx.files.read('/proc/self/mountinfo')) ?? '';
-  const kubelet = `${ctx.config.distro.paths.kubeletConfigDir}/`;
-  const ours = (m: string) => m.startsWith(kubelet) || /^\/run\/netns\/cni-/.test(m) || m.includes('/k8s.io/') || m.includes('/io.containerd.grpc.v1.cri/sandboxes/');
-  return text.split('\n').map((l) => l.split(' ')[4]?.replace(/\\040/g, ' ')).filter((m): m is string => !!m && ours(m));
-}
-
-/** Pod network namespaces. */
-export async function netns(ctx: Ctx): Promise<string[]> {
-  return (await ctx.files.list('/run/netns')).filter((n) => OWN_NETNS.test(n));
-}
-
-/** Links of the CNI, flannel and kube-proxy. */
-export async function links(ctx: Ctx): Promise<string[]> {
-  const list = JSON.parse((await read(ctx, ['ip', '-j', 'link', 'show'])) || '[]') as { ifname: string }[];
-  return list.map((l) => l.ifname).filter((n) => OWN_LINK.test(n));
-}
-
 /** Routes whose destination lies in the pod or service subnet. */
 export async function routes(ctx: Ctx): Promise<string[]> {
   const ranges = [ctx.config.networking.podSubnet, ctx.config.networking.serviceSubnet].flatMap((s) => s.split(',')).map((s) => parseCidr(s.trim())).filter((c): c is Cidr => typeof c !== 'string');
@@ -77,18 +61,6 @@ export async function routes(ctx: Ctx): Promise<string[]> {
     }
   }
   return out;
-}
-
-/** iptables chains (every backend found) and nftables tables of ours. */
-export async function chains(ctx: Ctx): Promise<string[]> {
-  const out = new Set<string>();
-  for (const save of ['iptables-nft-save', 'ip6tables-nft-save', 'iptables-legacy-save', 'ip6tables-legacy-save'])
-    if (await ctx.sh.which(save)) for (const [table, chain] of chainsOf(await read(ctx, [save]))) out.add(`${save.replace(/-save$/, '')} ${table} ${chain}`);
-  for (const line of (await read(ctx, ['nft', 'list', 'tables'])).split('\n')) {
-    const [, family, name] = line.trim().split(/\s+/);
-    if (name && OWN_NFT_TABLE.test(name)) out.add(`nft table ${family} ${name}`);
-  }
-  return [...out];
 }
 
 /** Listening TCP sockets on the components' ports. */
@@ -112,42 +84,23 @@ export async function units(ctx: Ctx): Promise<string[]> {
   return out;
 }
 
-/** Every file under the scanned directories (recursively), split into ours and foreign. */
-export async function files(ctx: Ctx): Promise<{ ours: string[]; foreign: string[] }> {
-  const owned = ownedPaths(ctx.config);
-  const structural = structuralDirs(ctx.config, owned);
-  const ours = new Set<string>();
-  const foreign = new Set<string>();
-  const walk = async (dir: string, depth: number): Promise<void> => {
-    for (const name of await ctx.files.list(dir)) {
-      const path = join(dir, name);
-      if (isOwned(path, owned)) ours.add(path);
-      else if (structural.has(path)) continue;
-      else if (depth > 0 && (await ctx.files.list(path)).length > 0) await walk(path, depth - 1);
-      else foreign.add(path);
-    }
-  };
-  for (const d of scannedDirs(ctx.config)) await walk(d, 0);
-  for (const o of owned) if (await ctx.files.exists(o.path)) ours.add(o.path);
-  const env = ctx.config.distro.paths.etcdEnvironmentFile;
-  if ((await ctx.files.read(env))?.startsWith('# Written by kubeception')) ours.add(env);
-  const etcd = ctx.config.etcd.dataDir;
-  if ((await ctx.files.list(etcd)).length > 0 && !ctx.options.keepEtcdData) {
-    if (await ctx.files.exists(join(etcd, ETCD_OWNER_MARKER))) ours.add(etcd);
-    else foreign.add(etcd);
-  }
-  return { ours: [...ours].sort(), foreign: [...foreign].sort() };
-}
-
 /** Gathers the whole report. */
 export async function residueReport(ctx: Ctx): Promise<ResidueReport> {
-  const f = await files(ctx);
+  const facts = 'state' in ctx && (ctx as Context).state?.resetFacts ? (ctx as Context).state.resetFacts! : await ownershipFacts(ctx);
+  const ns = await netns(ctx, facts);
+  const m = await mounts(ctx, facts, ns.ours);
+  const f = await files(ctx, facts, m.foreign);
+  const l = await links(ctx, facts);
+  const c = await chains(ctx, facts);
   const kept = ctx.options.keepEtcdData && (await ctx.files.list(ctx.config.etcd.dataDir)).length > 0 ? [ctx.config.etcd.dataDir] : [];
+  // A path of ours that holds a foreign mount point is kept around it: not residue (the mount point is listed foreign).
+  const holdsMount = (p: string) => m.foreign.some((x) => x === p || x.startsWith(`${p}/`));
   const residue = {
-    processes: await processes(ctx), containers: await containers(ctx), mounts: await mounts(ctx), netns: await netns(ctx),
-    links: await links(ctx), routes: await routes(ctx), chains: await chains(ctx), ports: await ports(ctx), files: f.ours, units: await units(ctx),
+    processes: await processes(ctx), containers: await containers(ctx), mounts: m.ours, netns: ns.ours,
+    links: l.ours, routes: await routes(ctx), chains: c.ours, ports: await ports(ctx), files: f.ours.filter((p) => !holdsMount(p)), units: await units(ctx),
   };
-  return { kind: 'ResetReport', residue, foreign: f.foreign, kept };
+  const notes = facts.recorded ? [] : [`no ownership manifest (${OWNED_MANIFEST}): this host was not set up by this kubeception, or before it recorded its files; files it cannot prove its own (PKI, kubeconfigs at kubeadm's paths) are kept — remove them by hand if they are kubeception's`];
+  return { kind: 'ResetReport', residue, foreign: f.foreign, foreignState: { mounts: m.foreign, netns: ns.foreign, links: l.foreign, chains: c.foreign }, kept, notes };
 }
 
 /** Number of residue items. */

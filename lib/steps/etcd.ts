@@ -4,7 +4,8 @@
  * over TLS with the healthcheck client certificate.
  *
  * Host effects: `<dataDir>` created 0700 owned by the distro's etcd user (with the owner marker,
- * 0600); the environment file written 0644; the etcd unit enabled, started (restarted if its
+ * 0600; a symlinked data dir, or one below a directory the etcd user may write above its parent, is
+ * refused first: HostStateError `etcd-data-dir-symlink` / `etcd-data-dir-parent`, exit 2); the environment file written 0644; the etcd unit enabled, started (restarted if its
  * environment changed).
  */
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ import { withRetry } from '../util/retry.ts';
 import { ETCD_ENV_HEADER, etcdClientUrls, etcdPki, renderEtcdEnvironment, type EtcdMembership } from '../etcd/config.ts';
 import { foreignDataDirError, inspectDataDir, type DataDirState } from '../etcd/datadir.ts';
 import { etcdUnhealthy, probeEtcd } from '../etcd/health.ts';
-import { repairDataDirOwnership } from '../etcd/ownership.ts';
+import { checkDataDirPath, repairDataDirOwnership } from '../etcd/ownership.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 import { crashPoint } from '../crash.ts';
@@ -76,6 +77,9 @@ export async function ensureEtcd(ctx: Context, membership?: EtcdMembership): Pro
   const foreignEnv = await foreignEtcdEnvironment(ctx);
   if (foreignEnv)
     throw new HostStateError('etcd-config-foreign', { what: config.distro.paths.etcdEnvironmentFile, why: foreignEnv, fix: 'move the file aside (kubeception then writes its own), or configure etcd.extraArgs instead' });
+  // Before any write: a symlinked data dir, or one whose path the etcd user could redirect, is refused.
+  const unsafe = await checkDataDirPath(dataDir, config.distro.etcdUser);
+  if (unsafe) throw unsafe;
   const state = await etcdDataDirState(ctx);
   if (state.kind === 'foreign') throw foreignDataDirError(dataDir, state.why);
   const changes: string[] = [];

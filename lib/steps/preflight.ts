@@ -12,6 +12,7 @@ import { checkConfigIgnoreIds, checkIgnoreIds } from './preflight-ids.ts';
 import { listeningPorts } from '../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
+import { checkDataDirPath } from '../etcd/ownership.ts';
 import { controlPlaneUrl, kubeconfigPaths } from '../k8s/endpoints.ts';
 import { ETCD_ENV_HEADER } from '../etcd/config.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
@@ -179,6 +180,8 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   {
     id: `DirAvailable-${pathId(ctx.config.etcd.dataDir)}`,
     async run(c) {
+      const unsafe = await checkDataDirPath(c.config.etcd.dataDir, c.config.distro.etcdUser).catch(() => undefined);
+      if (unsafe) return { message: `${unsafe.what}: ${unsafe.why}`, fix: unsafe.fix };
       const s = await etcdDataDirState(c);
       return s.kind === 'foreign' ? { message: `etcd data dir ${c.config.etcd.dataDir}: ${s.why}`, fix: `move ${c.config.etcd.dataDir} aside if its data is not needed, or restore this cluster's PKI` } : undefined;
     },

@@ -9,7 +9,7 @@
  * (0700); `<systemdDir>/kubeception-recovery.service` (0644), daemon-reload, enabled, (re)started.
  * Nothing is written into `staticPodPath` here: only the watcher does that.
  */
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { V1ConfigMap, V1DaemonSet, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { HostStateError } from '../errors.ts';
 import { url } from '../net/cidr.ts';
@@ -153,9 +153,11 @@ async function renderedCopy(ctx: Context, api: Cluster, ds: V1DaemonSet): Promis
   return { files, stale, onDisk };
 }
 
-/** Writes the watcher script and unit; enables it; (re)starts it if either changed or it is not active. @returns what changed. */
-export async function installRecoveryWatcher(ctx: Context): Promise<string[]> {
-  const { config } = ctx;
+/**
+ * The watcher's script and unit text for `config` (pure): the script's settings, and the unit
+ * sandboxed so the script may write only `staticPodPath` and `/run/kubeception` (its boot flag).
+ */
+export function recoveryWatcherFiles(config: ResolvedConfig): { script: string; unit: string } {
   const p = recoveryPaths(config);
   // Loopback: the shared serving certificate names 127.0.0.1 on every control-plane node.
   const host = probeHost(config.apiServer.extraArgs, '127.0.0.1');
@@ -169,11 +171,22 @@ export async function installRecoveryWatcher(ctx: Context): Promise<string[]> {
     containerdSocket: config.kubelet.criSocket.replace(/^unix:\/\//, ''),
     bootFlag: RECOVERY_BOOT_FLAG,
   });
+  const unit = recoveryWatcherUnit({
+    script: p.script, after: [config.distro.units.containerRuntime], before: [config.distro.units.kubelet],
+    readWritePaths: [config.distro.paths.staticPodPath], runtimeDirectory: basename(dirname(RECOVERY_BOOT_FLAG)),
+  });
+  return { script, unit };
+}
+
+/** Writes the watcher script and unit; enables it; (re)starts it if either changed or it is not active. @returns what changed. */
+export async function installRecoveryWatcher(ctx: Context): Promise<string[]> {
+  const { config } = ctx;
+  const p = recoveryPaths(config);
+  const { script, unit } = recoveryWatcherFiles(config);
   const changed: string[] = [];
   if (await ctx.files.write(p.script, script, { mode: 0o700, dirMode: 0o700 })) changed.push(p.script);
   // The boot cleanup is for the next boot only: this one's containers are the live cluster's.
   await ctx.files.write(RECOVERY_BOOT_FLAG, '', { mode: 0o644 });
-  const unit = recoveryWatcherUnit({ script: p.script, after: [config.distro.units.containerRuntime], before: [config.distro.units.kubelet] });
   const unitWritten = await ctx.files.write(p.unit, unit, { mode: 0o644 });
   if (unitWritten) changed.push(p.unit);
   // Enabling reads the unit file from disk and reloads systemd when it changes a link: one reload

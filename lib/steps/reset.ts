@@ -22,9 +22,15 @@ import type { Cluster } from '../k8s/client.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import { removalScript } from '../reset/netfilter.ts';
 import { RECOVERY_UNIT } from '../reset/owned.ts';
-import { CATEGORIES, containers, links, mounts, netns, residueCount, residueReport, routes } from '../reset/residue.ts';
+import { OWNED_MANIFEST, parseOwnedManifest } from '../host/owned-manifest.ts';
+import { chainOwnership, RESET_FACTS, RESET_JOURNAL, resetFacts } from '../reset/ownership.ts';
+import { files, iptablesDumps, links, mounts, netns, nftTableIsOurs } from '../reset/cluster-state.ts';
+import { CATEGORIES, containers, residueCount, residueReport, routes } from '../reset/residue.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
+
+/** The check id `--ignore-preflight-errors` names to accept a reset that leaves two etcd members. */
+export const ETCD_TWO_MEMBERS = 'EtcdTwoMembers';
 
 const done = (changed: string[], none: string): StepOutcome => ({ changed: changed.length > 0, detail: changed.length ? changed.join(', ') : none });
 const sock = (ctx: Context) => ctx.config.kubelet.criSocket.replace(/^unix:\/\//, '');
@@ -53,8 +59,9 @@ async function nodeClient(ctx: Context): Promise<Cluster | undefined> {
  * `remove-etcd-member` (kubeadm reset's phase): this control-plane node's etcd member leaves the
  * cluster through another member, so the rest keep their quorum. Nothing to do on a worker, for the
  * only member, or when the local etcd does not answer (then say how to remove it by hand).
- * @throws InputError `etcd-two-members` when two voting members would remain, unless `--force`
- *   (before any change: this is the first step).
+ * @throws InputError `etcd-two-members` when two voting members would remain, unless
+ *   `--ignore-preflight-errors EtcdTwoMembers` (or `all`) accepts it (before any change: this is
+ *   the first step). `--force` only skips the confirmation prompt, as kubeadm's.
  */
 export async function removeEtcdMember(ctx: Context): Promise<StepOutcome> {
   const { config } = ctx;
@@ -71,11 +78,12 @@ export async function removeEtcdMember(ctx: Context): Promise<StepOutcome> {
   if (!me) return done([], 'this host is not an etcd member');
   const others = members.filter((m) => m.id !== me.id);
   if (!others.length) return done([], 'the only etcd member: the cluster ends with this node');
-  if (votingMembers(others).length === 2 && !ctx.options.force)
+  const ignored = ctx.options.ignorePreflightErrors;
+  if (votingMembers(others).length === 2 && !ignored.has(ETCD_TWO_MEMBERS) && !ignored.has('all'))
     throw new InputError('etcd-two-members', {
       what: `etcd (members: ${members.map((m) => m.name || m.id).join(', ')})`,
       why: 'removing this member leaves two voting members, which stop when either stops',
-      fix: 'join another control-plane node first, or pass --force to accept two members',
+      fix: `join another control-plane node first, or pass --ignore-preflight-errors ${ETCD_TWO_MEMBERS} to accept two members`,
     });
   if (ctx.dryRun) return done([`would remove etcd member ${me.name} (${me.id})`], '');
   let last: unknown;
@@ -145,6 +153,10 @@ export const stopEtcd = (ctx: Context) => stopUnits(ctx, [ctx.config.distro.unit
  * the pods' network namespaces; then restarts containerd so its CRI plugin forgets the sandboxes.
  */
 export async function removeContainers(ctx: Context): Promise<StepOutcome> {
+  const facts = await resetFacts(ctx);
+  // Which netns are our pods' is known only while the pods run: record them first, for a reset killed after this.
+  const pods = (await netns(ctx, facts)).ours;
+  if (pods.length && !ctx.dryRun) await ctx.files.write(RESET_JOURNAL, `${JSON.stringify(pods)}\n`, { mode: 0o600, dirMode: 0o700 });
   const removed = new Set<string>();
   // Passes: a sandbox the stopped kubelet had in flight can appear after the first listing.
   for (let pass = 0; pass < 3; pass++) {
@@ -157,16 +169,17 @@ export async function removeContainers(ctx: Context): Promise<StepOutcome> {
     for (const id of ids) if ((await ctr(ctx, 'containers', 'delete', id)).code === 0) removed.add(id);
     if (ctx.dryRun) break;
   }
-  const spaces = await netns(ctx);
+  const spaces = (await netns(ctx, facts)).ours;
   for (const ns of spaces) await ctx.sh.exec(['ip', 'netns', 'delete', ns], { allowFail: true });
   if (removed.size) await ctx.systemd.start(ctx.config.distro.units.containerRuntime, { restart: true });
   const changed = [...(removed.size ? [`${removed.size} container(s) removed, ${ctx.config.distro.units.containerRuntime} restarted`] : []), ...(spaces.length ? [`${spaces.length} pod netns removed`] : [])];
   return done(changed, 'no containers');
 }
 
-/** `unmount`: the kubelet's volume mounts and leftover pod netns mounts, deepest first. */
+/** `unmount`: the cluster's mounts (pod volumes, pod netns, containerd's k8s.io state), deepest first; foreign mounts stay. */
 export async function unmount(ctx: Context): Promise<StepOutcome> {
-  const list = (await mounts(ctx)).sort((a, b) => b.length - a.length);
+  const facts = await resetFacts(ctx);
+  const list = (await mounts(ctx, facts, (await netns(ctx, facts)).ours)).ours.sort((a, b) => b.length - a.length);
   for (const m of list) {
     const r = await ctx.sh.exec(['umount', m], { allowFail: true });
     if (r.code !== 0) await ctx.sh.exec(['umount', '-l', m], { allowFail: true });
@@ -174,35 +187,56 @@ export async function unmount(ctx: Context): Promise<StepOutcome> {
   return done(list.length ? [`${list.length} mount(s)`] : [], 'nothing mounted');
 }
 
-/** `remove-files`: kubeception's files and trees, its etcd environment file, and the etcd data (unless kept). */
+/**
+ * `remove-files`: the files and trees proven this cluster's (lib/reset/ownership.ts), its etcd
+ * environment file, the etcd data (unless kept); recorded directories once empty; then the ownership
+ * manifest and the reset journal once nothing they name is left. Trees are removed without
+ * following symlinks and without entering any mount point (HostFiles.removeTree).
+ */
 export async function removeFiles(ctx: Context): Promise<StepOutcome> {
-  const report = await residueReport(ctx);
+  const facts = await resetFacts(ctx);
+  const m = await mounts(ctx, facts, []);
+  const f = await files(ctx, facts, m.foreign);
+  const mountPoints = new Set(m.all);
   const changed: string[] = [];
-  // Every path here is ours (ownedPaths, our etcd env file, our marked etcd data dir); trees stay on one file system.
-  for (const path of report.residue.files)
-    if ((await ctx.sh.exec(['rm', '-rf', '--one-file-system', '--', path], { allowFail: true })).code === 0) changed.push(path);
+  const kept: string[] = [];
+  for (const path of f.ours) {
+    if (mountPoints.has(path)) {
+      kept.push(path);
+      continue;
+    }
+    const r = await ctx.files.removeTree(path, { mountPoints });
+    if (r.removed) changed.push(path);
+    kept.push(...r.kept);
+  }
+  if (kept.length) ctx.log.warn(`kept mount point(s) inside paths of ours: ${kept.join(', ')}`);
   if (changed.some((p) => p.endsWith('.service') || p.endsWith('.conf'))) await ctx.systemd.reload();
-  for (const dir of [join(ctx.config.certificatesDir, 'etcd'), ctx.config.certificatesDir])
-    if ((await ctx.files.exists(dir)) && (await ctx.files.list(dir)).length === 0) await ctx.sh.exec(['rmdir', dir], { allowFail: true });
+  // Directories kubeception created, deepest first, once empty; the PKI directories as before.
+  const dirs = [...new Set([...f.dirs, join(ctx.config.certificatesDir, 'etcd'), ctx.config.certificatesDir])].sort((a, b) => b.length - a.length);
+  for (const dir of dirs)
+    if ((await ctx.files.exists(dir)) && (await ctx.files.list(dir)).length === 0 && !mountPoints.has(dir)) await ctx.sh.exec(['rmdir', dir], { allowFail: true });
+  const left = [...(parseOwnedManifest(await ctx.files.read(OWNED_MANIFEST)) ?? new Map()).keys()];
+  const still = await Promise.all(left.map((p) => ctx.files.exists(p)));
+  if (!still.some(Boolean) && (await ctx.files.remove(OWNED_MANIFEST))) changed.push(OWNED_MANIFEST);
   return done(changed.length ? [`${changed.length} path(s) removed`] : [], 'no files of ours');
 }
 
-/** `remove-network`: our iptables chains (every backend), nftables tables, links and routes to the cluster's ranges. */
+/** `remove-network`: the cluster's iptables chains (every backend), nftables tables, links and routes to the cluster's ranges. */
 export async function removeNetwork(ctx: Context): Promise<StepOutcome> {
+  const facts = await resetFacts(ctx);
   const changed: string[] = [];
-  for (const cmd of ['iptables-nft', 'ip6tables-nft', 'iptables-legacy', 'ip6tables-legacy']) {
-    if (!(await ctx.sh.which(`${cmd}-save`))) continue;
-    const script = removalScript((await ctx.sh.read([`${cmd}-save`], { allowFail: true })).stdout);
+  for (const [cmd, save] of await iptablesDumps(ctx)) {
+    const script = removalScript(save, chainOwnership(facts));
     if (!script) continue;
     const r = await ctx.sh.exec([`${cmd}-restore`, '--noflush'], { input: script, allowFail: true });
-    if (r.code !== 0) throw new KubeceptionError('reset-netfilter', { what: `${cmd}-restore --noflush`, why: r.stderr.trim().split('\n').slice(-2).join(' | '), fix: `inspect \`${cmd}-save\` and remove the KUBE-*/CNI-*/FLANNEL* chains by hand` });
+    if (r.code !== 0) throw new KubeceptionError('reset-netfilter', { what: `${cmd}-restore --noflush`, why: r.stderr.trim().split('\n').slice(-2).join(' | '), fix: `inspect \`${cmd}-save\` and remove this cluster's KUBE-*/CNI-*/FLANNEL* chains by hand` });
     changed.push(`${cmd} chains`);
   }
   for (const line of (await ctx.sh.read(['nft', 'list', 'tables'], { allowFail: true }).catch(() => ({ stdout: '' }))).stdout.split('\n')) {
     const [, family, name] = line.trim().split(/\s+/);
-    if (family && name && /^(kube-proxy|flannel)/.test(name) && (await ctx.sh.exec(['nft', 'delete', 'table', family, name], { allowFail: true })).code === 0) changed.push(`nft ${family} ${name}`);
+    if (family && name && nftTableIsOurs(facts, name) && (await ctx.sh.exec(['nft', 'delete', 'table', family, name], { allowFail: true })).code === 0) changed.push(`nft ${family} ${name}`);
   }
-  for (const l of await links(ctx)) if ((await ctx.sh.exec(['ip', 'link', 'delete', l], { allowFail: true })).code === 0) changed.push(`link ${l}`);
+  for (const l of (await links(ctx, facts)).ours) if ((await ctx.sh.exec(['ip', 'link', 'delete', l], { allowFail: true })).code === 0) changed.push(`link ${l}`);
   for (const r of await routes(ctx)) if ((await ctx.sh.exec(['ip', 'route', 'delete', r.split(' ')[0]!], { allowFail: true })).code === 0) changed.push(`route ${r}`);
   return done(changed, 'no chains, links or routes of ours');
 }
@@ -214,7 +248,11 @@ export async function removeNetwork(ctx: Context): Promise<StepOutcome> {
 export async function reportResidue(ctx: Context): Promise<StepOutcome> {
   const report = await residueReport(ctx);
   ctx.state.resetReport = report;
-  if (ctx.dryRun || residueCount(report) === 0) return { changed: false, detail: `clean${report.foreign.length ? `; ${report.foreign.length} foreign file(s) kept` : ''}` };
+  if (ctx.dryRun || residueCount(report) === 0) {
+    if (!ctx.dryRun) for (const f of [RESET_JOURNAL, RESET_FACTS]) await ctx.files.remove(f);
+    const foreign = report.foreign.length + Object.values(report.foreignState).flat().length;
+    return { changed: false, detail: `clean${foreign ? `; ${foreign} foreign item(s) kept` : ''}` };
+  }
   const left = CATEGORIES.filter((c) => report.residue[c].length).map((c) => `${c}: ${report.residue[c].slice(0, 3).join(', ')}${report.residue[c].length > 3 ? ', …' : ''}`);
   throw new KubeceptionError('reset-residue', { what: 'this host after reset', why: `kubeception's state remains — ${left.join('; ')}`, fix: 'run `kubeception reset` again; if it stays, remove these by hand (the report lists them all)' });
 }

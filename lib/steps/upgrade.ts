@@ -30,6 +30,7 @@ import { clusterVersions, imageTag, UPGRADE_COMPONENTS } from '../upgrade/plan.t
 import { compareVersions, parseVersion, skewChecks } from '../upgrade/skew.ts';
 import type { Cluster, KubernetesObject, V1Pod } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
+import type { HostFiles } from '../host/files.ts';
 import type { StepOutcome } from '../dsl.ts';
 
 /** Where upgrades keep their journal and backups. */
@@ -109,11 +110,20 @@ export async function upgradePreflight(ctx: Context): Promise<StepOutcome> {
   return { changed: true, detail: `upgrade ${from} → ${target}; journal ${JOURNAL}` };
 }
 
-/** Removes backup directories beyond the newest {@link KEEP_BACKUPS} (this upgrade's included). */
-async function pruneBackups(ctx: Context, keep: string): Promise<string[]> {
-  const dirs = (await ctx.files.list(UPGRADE_DIR)).filter((d) => d !== 'journal.json').sort();
-  const old = dirs.filter((d) => join(UPGRADE_DIR, d) !== keep).slice(0, Math.max(0, dirs.length - KEEP_BACKUPS));
-  for (const d of old) await ctx.files.remove(join(UPGRADE_DIR, d));
+/** A backup directory's name: `<ISO time with - for : and .>-<from>-to-<to>` (see {@link upgradePreflight}). */
+const BACKUP_NAME = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z-v[^/]+-to-v[^/]+$/;
+
+/**
+ * Removes the backup directories of `dir` beyond the newest `keepCount` (by name: the names start
+ * with their ISO time), never `keep` (this upgrade's). Only entries named like a backup are
+ * considered (the journal, temp files and anything else stay). Each goes with
+ * {@link HostFiles.removeTree} (no symlink followed; under dry-run recorded, not done).
+ * @returns the names removed, oldest first.
+ */
+export async function pruneBackups(files: HostFiles, dir: string, keep: string, keepCount = KEEP_BACKUPS): Promise<string[]> {
+  const dirs = (await files.list(dir)).filter((d) => BACKUP_NAME.test(d)).sort();
+  const old = dirs.filter((d) => join(dir, d) !== keep).slice(0, Math.max(0, dirs.length - keepCount));
+  for (const d of old) await files.removeTree(join(dir, d));
   return old;
 }
 
@@ -133,7 +143,7 @@ export async function etcdSnapshot(ctx: Context): Promise<StepOutcome> {
   await ctx.sh.exec(['chmod', '0600', `${file}.part`]);
   await ctx.sh.exec(['mv', `${file}.part`, file]);
   await writeJournal(ctx, { ...j, snapshot: file });
-  const pruned = await pruneBackups(ctx, j.backupDir);
+  const pruned = await pruneBackups(ctx.files, UPGRADE_DIR, j.backupDir);
   return { changed: true, detail: `etcd snapshot ${file}${pruned.length ? `; removed older backups ${pruned.join(', ')}` : ''}` };
 }
 

@@ -69,6 +69,21 @@ describe('self-recovery of the control plane', { timeout: 1_800_000 }, () => {
     console.log(`test time: ${secs(Date.now() - t)}`);
   });
 
+  test('the watcher runs sandboxed: no new privileges, read-only system, CAP_SYS_PTRACE only, a fixed PATH, no kubeception variables', async () => {
+    const props = await host.execOk(['systemctl', 'show', 'kubeception-recovery', '-p', 'NoNewPrivileges,ProtectSystem,ProtectHome,PrivateTmp,CapabilityBoundingSet,ReadWritePaths']);
+    for (const want of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes', 'CapabilityBoundingSet=cap_sys_ptrace', 'ReadWritePaths=-/etc/kubernetes/manifests'])
+      assert.ok(props.split('\n').includes(want), `${want} not in:\n${props}`);
+    // The live process: its bounding set is CAP_SYS_PTRACE (bit 19) alone, its environment clean.
+    const pid = (await host.execOk(['systemctl', 'show', 'kubeception-recovery', '-p', 'MainPID', '--value'])).trim();
+    assert.match(await host.execOk(['grep', '^CapBnd', `/proc/${pid}/status`]), /^CapBnd:\s+0000000000080000$/m);
+    const env = (await host.execOk(['sh', '-c', `tr '\\0' '\\n' < /proc/${pid}/environ`])).split('\n');
+    assert.ok(env.includes('PATH=/usr/sbin:/usr/bin:/sbin:/bin'), env.join(' '));
+    assert.deepEqual(env.filter((e) => e.startsWith('KUBECEPTION_')), []);
+    assert.notEqual((await host.exec(['nsenter', '-t', pid, '-m', 'touch', '/etc/kubernetes/pki/.w'])).code, 0, 'the PKI is read-only for the watcher');
+    const analyze = await host.exec(['systemd-analyze', 'security', '--no-pager', 'kubeception-recovery.service']);
+    console.log(`systemd-analyze security: ${analyze.stdout.trim().split('\n').pop()}`);
+  });
+
   test('power cut → boot, no command: /readyz OK within 60 s, the ConfigMap is there, the Node Ready, then hand-back', async () => {
     t = Date.now();
     await kubectl('create', 'configmap', 'before-power-cut', '-n', 'default', '--from-literal=k=v');

@@ -19,7 +19,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `reset --output json` and parses its one document. */
 async function reset(host: Host, ...flags: string[]) {
-  const r = await host.exec(['node', KC, 'reset', '--output', 'json', ...flags], { cwd: SITE, timeoutMs: 600_000 });
+  const r = await host.exec(['node', KC, 'reset', '--force', '--output', 'json', ...flags], { cwd: SITE, timeoutMs: 600_000 });
   let doc: any;
   assert.doesNotThrow(() => (doc = JSON.parse(r.stdout)), `reset --output json is not one JSON document:\n${r.stdout.slice(0, 2000)}\n${r.stderr}`);
   assert.equal(doc.kind, 'ResetReport');
@@ -72,6 +72,14 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
 
   test('reset --dry-run changes nothing and lists what a reset would remove', async () => {
     t = Date.now();
+    // kube-proxy keeps creating chains for a while after the join: compare only once they held still for 5 s (at most 90 s).
+    let last = '';
+    for (let stable = 0, i = 0; stable < 5 && i < 90; i++) {
+      const now = await cp.execOk(['sh', '-c', "iptables-save | grep '^:' | sort"]);
+      stable = now === last ? stable + 1 : 0;
+      last = now;
+      await sleep(1_000);
+    }
     const before = await snapshot(cp, TREE);
     const units = await leftovers(cp);
     const r = await reset(cp, '--dry-run');
@@ -131,7 +139,7 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
     assert.doesNotMatch(await kubectl('get', 'nodes', '-o', 'name'), /r9rw/, 'a fresh cluster: nothing of the old one');
     await kubectl('create', 'configmap', 'fresh', '-n', 'default');
     console.log(`bootstrap after reset: ${secs(Date.now() - t)}`);
-    const killed = cp.exec(['node', KC, 'reset'], { cwd: SITE, timeoutMs: 600_000 });
+    const killed = cp.exec(['node', KC, 'reset', '--force'], { cwd: SITE, timeoutMs: 600_000 });
     for (let i = 0; i < 600 && (await cp.exec(['systemctl', 'is-active', '-q', 'kubelet'])).code === 0; i++) await sleep(100);
     await cp.exec(['pkill', '-KILL', '-f', `${KC} reset`]);
     assert.notEqual((await killed).code, 0, 'the first reset was killed');

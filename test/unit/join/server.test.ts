@@ -1,9 +1,12 @@
 /**
  * The join server's answers and its limits, over real TLS on loopback: verdicts from the cached
- * source, slow and oversized requests cut off, 429 + Retry-After under a burst.
+ * source, slow and oversized requests cut off (413/431 with the connection closed), the per-source
+ * connection cap (a second loopback address, 127.0.0.2, as the other client), the total cap, 429 +
+ * Retry-After under a burst.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect as netConnect } from 'node:net';
 import { connect } from 'node:tls';
 import { request } from 'node:https';
 import { answer, serveJoin, type DiscoverySource } from '../../../lib/join/server.ts';
@@ -34,6 +37,33 @@ function get(port: number, path: string, opts: { method?: string; body?: string;
     });
     req.on('error', reject);
     req.end(opts.body);
+  });
+}
+
+/**
+ * Writes `request` on a fresh TLS connection; the bytes answered, and when the server closed the
+ * connection (ms after the first answer byte; -1 if still open 2.5 s later).
+ */
+function raw(port: number, request: string, localAddress?: string): Promise<{ text: string; closedAfterMs: number }> {
+  return new Promise((resolve) => {
+    let text = '';
+    let first = 0;
+    const tcp = netConnect({ host: '127.0.0.1', port, localAddress });
+    const s = connect({ socket: tcp, rejectUnauthorized: false }, () => s.write(request));
+    tcp.on('error', () => undefined);
+    const timer = setTimeout(() => {
+      s.destroy();
+      resolve({ text, closedAfterMs: -1 });
+    }, 2_500);
+    s.on('data', (c) => {
+      first ||= Date.now();
+      text += c;
+    });
+    s.on('error', () => undefined);
+    s.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text, closedAfterMs: first ? Date.now() - first : 0 });
+    });
   });
 }
 
@@ -78,11 +108,24 @@ describe('join server', () => {
     assert.equal((await get(srv.port, '/cluster-info?token-id=kubecp', { method: 'DELETE' })).status, 405);
   });
 
-  test('a request with a body is refused (413) and the connection closed; oversized headers are refused', async () => {
-    const r = await get(srv.port, '/cluster-info?token-id=kubecp', { method: 'POST', body: 'x'.repeat(1 << 20) }).catch((e) => ({ status: 0, body: String(e), headers: {} }));
-    assert.ok(r.status === 413 || r.status === 0, `status ${r.status}`);
-    const big = await get(srv.port, '/healthz', { headers: { 'x-big': 'y'.repeat(20_000) } }).catch(() => ({ status: 431 }));
-    assert.equal(big.status, 431);
+  test('a request with a body is refused (413) and the connection closed; oversized headers are refused (431) and the connection closed', async () => {
+    // Keep-alive far beyond the test's wait: a close within it is the refusal's, not the idle timer's.
+    const keep = await serveJoin({ listen: '127.0.0.1:0', tls: await makeLeaf(await makeCa('join-transport'), 'kubeception-join'), source, limits: { keepAliveTimeoutMs: 30_000, ratePoints: 10_000 }, log: () => undefined });
+    try {
+      const body = await raw(keep.port, 'POST /cluster-info?token-id=kubecp HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello');
+      assert.match(body.text, /^HTTP\/1\.1 413 /);
+      assert.match(body.text, /\r\nconnection: close\r\n/i);
+      assert.match(body.text, /"code":"body-not-allowed"/);
+      assert.ok(body.closedAfterMs >= 0 && body.closedAfterMs < 2_000, `413: closed after ${body.closedAfterMs} ms (-1: still open)`);
+      const big = await raw(keep.port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'y'.repeat(20_000)}\r\n\r\n`);
+      assert.match(big.text, /^HTTP\/1\.1 431 /);
+      assert.ok(big.closedAfterMs >= 0 && big.closedAfterMs < 2_000, `431: closed after ${big.closedAfterMs} ms (-1: still open)`);
+      const ok = await raw(keep.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.match(ok.text, /^HTTP\/1\.1 200 /);
+      assert.equal(ok.closedAfterMs, -1, 'a good request keeps its connection open (so the closes above are the refusals\' own)');
+    } finally {
+      await keep.close();
+    }
   });
 
   test('a slow client (headers never finished) is cut off within the headers timeout', async () => {
@@ -109,6 +152,63 @@ describe('join server', () => {
       setTimeout(() => resolve(-1), 5_000);
     });
     assert.ok(closedAfter > 0 && closedAfter < 3_000, `closed after ${closedAfter} ms`);
+  });
+
+  test('one source holding many slow connections cannot exhaust the cap for another source (127.0.0.2)', async () => {
+    const { Socket } = await import('node:net');
+    const tls = await makeLeaf(await makeCa('join-transport'), 'kubeception-join');
+    const lines: string[] = [];
+    const capped = await serveJoin({ listen: '127.0.0.1:0', tls, source, limits: { maxConnections: 24, maxConnectionsPerClient: 4, handshakeTimeoutMs: 20_000, headersTimeoutMs: 20_000, requestTimeoutMs: 30_000 }, log: (l) => lines.push(l) });
+    const held: import('node:net').Socket[] = [];
+    try {
+      // 127.0.0.1 opens 30 TCP connections and never starts TLS (slowloris).
+      const closed = await Promise.all(Array.from({ length: 30 }, () => new Promise<boolean>((resolve) => {
+        const s = new Socket();
+        held.push(s);
+        s.on('error', () => undefined);
+        s.once('close', () => resolve(true));
+        s.connect(capped.port, '127.0.0.1', () => setTimeout(() => resolve(false), 500));
+      })));
+      assert.equal(closed.filter((c) => !c).length, 4, 'four stay open: maxConnectionsPerClient');
+      assert.equal(closed.filter(Boolean).length, 26, 'the rest are closed at once');
+      assert.ok(lines.some((l) => /connection from 127\.0\.0\.1 closed: 4 connections from it are open/.test(l)), lines.join('\n'));
+      // Another source is served meanwhile.
+      const other = await raw(capped.port, 'GET /cluster-info?token-id=kubecp HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', '127.0.0.2');
+      assert.match(other.text, /^HTTP\/1\.1 200 /);
+      // Once the first source lets go, it is served again.
+      for (const s of held) s.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      assert.match((await raw(capped.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).text, /^HTTP\/1\.1 200 /);
+    } finally {
+      for (const s of held) s.destroy();
+      await capped.close();
+    }
+  });
+
+  test('at maxConnections a new connection is closed at once, before TLS; a freed slot is served again', async () => {
+    const { Socket } = await import('node:net');
+    const tls = await makeLeaf(await makeCa('join-transport'), 'kubeception-join');
+    const capped = await serveJoin({ listen: '127.0.0.1:0', tls, source, limits: { maxConnections: 3, maxConnectionsPerClient: 3, handshakeTimeoutMs: 20_000 }, log: () => undefined });
+    const held: import('node:net').Socket[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const s = new Socket();
+        held.push(s);
+        s.on('error', () => undefined);
+        await new Promise<void>((r) => s.connect({ port: capped.port, host: '127.0.0.1', localAddress: '127.0.0.2' }, () => r()));
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      const t0 = Date.now();
+      const refused = await raw(capped.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.equal(refused.text, '', 'no TLS, no answer');
+      assert.ok(refused.closedAfterMs === 0 && Date.now() - t0 < 1_000, `closed at once (${Date.now() - t0} ms)`);
+      held.pop()!.destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      assert.match((await raw(capped.port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).text, /^HTTP\/1\.1 200 /);
+    } finally {
+      for (const s of held) s.destroy();
+      await capped.close();
+    }
   });
 
   test('429 with Retry-After under a burst from one client', async () => {

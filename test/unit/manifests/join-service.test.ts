@@ -69,6 +69,10 @@ describe('joinServiceObjects', () => {
   it(`the Service is NodePort ${JOIN_NODE_PORT}, port 443 → the container's 8443`, () => {
     assert.deepEqual(service.spec!.ports, [{ name: 'https', protocol: 'TCP', port: 443, targetPort: JOIN_CONTAINER_PORT, nodePort: 30000 }]);
   });
+
+  it('the NodePort keeps client addresses (externalTrafficPolicy: Local: no SNAT, so the per-client limits see each worker)', () => {
+    assert.equal(service.spec!.externalTrafficPolicy, 'Local');
+  });
 });
 
 describe('csrApproverObjects', () => {

@@ -161,3 +161,38 @@ test('watcher boot cleanup: once per boot, removes only containers without a RUN
     assert.equal(existsSync(s.active), false);
   } finally { s.stop(); }
 });
+
+test('watcher unit: sandboxed (read-only system, no home, private /tmp and /dev, no new privileges, CAP_SYS_PTRACE only), a fixed PATH, no kubeception variables; it may write only where the script writes', async () => {
+  const { recoveryWatcherFiles } = await import('../../../lib/steps/recovery.ts');
+  const config = sampleConfig();
+  const { script, unit } = recoveryWatcherFiles(config);
+  const service = unit.slice(unit.indexOf('[Service]'), unit.indexOf('[Install]'));
+  const keys = new Map<string, string[]>();
+  for (const line of service.split('\n').slice(1).filter((l) => l.includes('='))) {
+    const [k, ...v] = line.split('=');
+    keys.set(k!, [...(keys.get(k!) ?? []), v.join('=')]);
+  }
+  const one = (k: string) => {
+    assert.equal(keys.get(k)?.length, 1, `${k} set once in:\n${service}`);
+    return keys.get(k)![0]!;
+  };
+  for (const [k, v] of Object.entries({
+    NoNewPrivileges: 'yes', ProtectSystem: 'strict', ProtectHome: 'yes', PrivateTmp: 'yes', PrivateDevices: 'yes',
+    CapabilityBoundingSet: 'CAP_SYS_PTRACE', AmbientCapabilities: '', RestrictSUIDSGID: 'yes', RestrictNamespaces: 'yes',
+    ProtectKernelTunables: 'yes', ProtectKernelModules: 'yes', ProtectControlGroups: 'yes', SystemCallFilter: '@system-service',
+    RestrictAddressFamilies: 'AF_UNIX AF_INET AF_INET6', RuntimeDirectory: 'kubeception', RuntimeDirectoryPreserve: 'yes',
+  })) assert.equal(one(k), v, k);
+  assert.equal(one('Environment'), 'PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C');
+  assert.doesNotMatch(one('Environment'), /local/, 'no /usr/local on the PATH');
+  assert.deepEqual(one('UnsetEnvironment').split(' ').sort(), ['KUBECEPTION_CERTIFICATE_KEY', 'KUBECEPTION_CRASH_AT', 'KUBECEPTION_FROM_SOURCE', 'KUBECEPTION_TOKEN']);
+  // Every path the script writes (the active copy, its temp file, the boot flag) is writable in the sandbox.
+  const writable = [...one('ReadWritePaths').split(' ').map((p) => p.replace(/^-/, '')), `/run/${one('RuntimeDirectory')}`];
+  const staticPodPath = config.distro.paths.staticPodPath;
+  const flag = /\[ -e '([^']+)' \] && exit 0/.exec(script)?.[1];
+  assert.ok(flag, 'the boot flag path is in the script');
+  for (const target of [join(staticPodPath, '.recovery.tmp'), join(staticPodPath, 'recovery-kube-apiserver.yaml'), flag])
+    assert.ok(writable.some((w) => target.startsWith(`${w}/`)), `${target} is not under ${writable.join(', ')}`);
+  assert.match(script, new RegExp(`^STATIC='${staticPodPath}'$`, 'm'));
+  // The script itself, its manifest and the CA must be readable: none under /home, /root or /run/user (ProtectHome).
+  for (const p of [/^LKG='([^']+)'/m, /^CA='([^']+)'/m].map((re) => re.exec(script)?.[1] ?? '')) assert.doesNotMatch(p, /^\/(home|root|run\/user)\//, p);
+});
