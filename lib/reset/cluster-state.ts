@@ -32,9 +32,19 @@ export function mountPointsOf(mountinfo: string): string[] {
 /** containerd's per-namespace state of its `k8s.io` namespace (the kubelet's): exact prefixes, not substrings. */
 const CONTAINERD_K8S = ['/run/containerd/io.containerd.runtime.v2.task/k8s.io/', '/run/containerd/io.containerd.grpc.v1.cri/sandboxes/', '/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/'];
 
-/** Whether a mount point is the cluster's: pod volumes/plugins of our kubelet, our pods' netns, containerd's k8s.io state. */
+/** A pod's directory under the kubelet's (`pods/<pod UID>/`), where the kubelet mounts volumes. */
+const POD_UID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+
+/**
+ * Whether a mount point is the cluster's: a pod volume our kubelet mounted (`pods/<pod UID>/volumes/…`
+ * or `volume-subpaths/…`), a CSI/plugin mount under `plugins/`, our pods' netns, containerd's k8s.io
+ * state. Anything else under the kubelet's directory (an operator's bind mount at `pods/backup`, say)
+ * is foreign: never unmounted, and the tree removal stops at it, so what it shows is never deleted.
+ */
 export function mountIsOurs(m: string, kubeletDir: string, f: OwnershipFacts, netns: readonly string[]): boolean {
-  if (f.kubelet && (m.startsWith(`${kubeletDir}/pods/`) || m.startsWith(`${kubeletDir}/plugins/`))) return true;
+  const esc = kubeletDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  if (f.kubelet && new RegExp(`^${esc}/pods/${POD_UID}/(volumes|volume-subpaths)/`).test(m)) return true;
+  if (f.kubelet && m.startsWith(`${kubeletDir}/plugins/`)) return true;
   if (m.startsWith('/run/netns/') && netns.includes(m.slice('/run/netns/'.length))) return true;
   return f.kubelet && CONTAINERD_K8S.some((p) => m.startsWith(p));
 }

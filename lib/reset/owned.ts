@@ -42,7 +42,7 @@ export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
     ...['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => join(p.staticPodPath, `bootstrap-${c}.yaml`)),
     join(p.staticPodPath, 'recovery-kube-apiserver.yaml'),
     join(kubelet, KUBELET_CONFIG), join(kubelet, KUBELET_KUBECONFIG), join(kubelet, 'bootstrap-kubeconfig'),
-    ...['cpu_manager_state', 'memory_manager_state', 'dra_manager_state'].map((f) => join(kubelet, f)),
+    ...['cpu_manager_state', 'memory_manager_state', 'dra_manager_state', 'actuated_pods_state', 'allocated_pods_state'].map((f) => join(kubelet, f)),
     join(p.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf'),
     join(p.systemdDir, RECOVERY_UNIT),
   ];

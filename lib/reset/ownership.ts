@@ -12,7 +12,8 @@
  *      config or drop-in recorded or marked);
  *    - CNI state of this cluster's networks: the network the container runtime uses for pods (the
  *      first config in /etc/cni/net.d, as containerd picks it) and flannel's `cbr0` when flannel is
- *      ours: `/var/lib/cni/networks/<net>`, `/var/lib/cni/results/<net>-*`, `/var/lib/cni/flannel`;
+ *      ours, and containerd's per-sandbox `cni-loopback`: `/var/lib/cni/networks/<net>`,
+ *      `/var/lib/cni/results/<net>-*`, `/var/lib/cni/flannel`;
  *      the flannel conflist only if its content is the one kubeception's DaemonSet installs;
  *    - links: the bridge of the pod network (`cni0` unless the config names another), veths
  *      attached to it, flannel's devices when flannel is ours, kube-proxy's IPVS/dummy devices;
@@ -35,6 +36,8 @@ import type { Context } from '../context.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 export const HEADER = '# Written by kubeception';
+/** The CNI network name containerd's CRI plugin uses for each pod sandbox's loopback (its results: `/var/lib/cni/results/cni-loopback-<sandbox id>-lo`). */
+export const CRI_LOOPBACK_NETWORK = 'cni-loopback';
 /** Where a reset records the pod network namespaces before it removes the pods (read by the next reset if this one is killed). */
 export const RESET_JOURNAL = '/var/lib/kubeception/reset-netns.json';
 
@@ -83,7 +86,8 @@ export async function ownershipFacts(ctx: Ctx): Promise<OwnershipFacts> {
     flannelConfOurs = flannel && confText !== undefined && JSON.stringify(JSON.parse(confText)) === JSON.stringify(flannelCniConf());
   } catch {}
   const net = kubelet ? await podNetwork(ctx) : undefined;
-  const networks = [...new Set([...(net?.name ? [net.name] : []), ...(flannel ? [String(flannelCniConf().name)] : [])])];
+  // containerd's CRI plugin gives every pod sandbox a loopback network of its own name, `cni-loopback`.
+  const networks = [...new Set([...(net?.name ? [net.name] : []), ...(flannel ? [String(flannelCniConf().name)] : []), ...(kubelet ? [CRI_LOOPBACK_NETWORK] : [])])];
   return { recorded, kubelet, flannel, networks, bridge: net?.bridge ?? (flannel ? 'cni0' : undefined), flannelConfOurs };
 }
 

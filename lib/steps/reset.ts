@@ -10,6 +10,7 @@
  */
 import { join } from 'node:path';
 import { KubeceptionError } from '../errors.ts';
+import { RealFiles } from '../host/files.ts';
 import { pollUntil } from '../util/poll.ts';
 import { cluster, endpointCluster } from '../k8s/apiserver.ts';
 import { etcdClientUrls, etcdPeerUrl, etcdPki } from '../etcd/config.ts';
@@ -246,7 +247,9 @@ export async function removeNetwork(ctx: Context): Promise<StepOutcome> {
  * @throws KubeceptionError `reset-residue` naming each category that is not empty.
  */
 export async function reportResidue(ctx: Context): Promise<StepOutcome> {
-  const report = await residueReport(ctx);
+  // Under --dry-run the report is what a reset would remove: the host as it is, not the recording
+  // backend's view after the planned removals (which would list no file at all).
+  const report = await residueReport(ctx.dryRun ? { ...ctx, files: new RealFiles() } : ctx);
   ctx.state.resetReport = report;
   if (ctx.dryRun || residueCount(report) === 0) {
     if (!ctx.dryRun) for (const f of [RESET_JOURNAL, RESET_FACTS]) await ctx.files.remove(f);

@@ -1,7 +1,9 @@
 /**
  * `kubeception reset` on the bed, on a control plane and a joined worker: `--dry-run` changes
  * nothing; a reset leaves an empty residue report (checked again here with the host's own tools);
- * foreign files are kept and reported; a second reset is a no-op; bootstrap after reset gives a fresh
+ * foreign files are kept and reported — also foreign state planted where reset looks (another runtime's
+ * veth, a `CNI-*` chain, podman's CNI files, a bind mount under a tree reset removes, kubeadm's PKI on a
+ * host kubeception did not set up); a second reset is a no-op; bootstrap after reset gives a fresh
  * working cluster; a reset killed midway is finished by the next one. One cluster for the file.
  */
 import { after, before, describe, test } from 'node:test';
@@ -13,6 +15,25 @@ import { printedJoin, type PrintedJoin } from '../helpers/join-command.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
 const FOREIGN = '/etc/kubernetes/operator-notes.txt';
+/** State another runtime or tool left on the worker, at places reset's patterns match: none of it is kubeception's. */
+const PLANT = `
+  ip link add vethf00dfeed type veth peer name kcforeignpeer
+  iptables -t nat -N CNI-FOO
+  mkdir -p /var/lib/cni/networks/podman && echo 10.88.0.5 > /var/lib/cni/networks/podman/last_reserved_ip.0
+  echo '{"cniVersion":"1.0.0","name":"podman-flannel","plugins":[{"type":"flannel"}]}' > /etc/cni/net.d/87-podman-flannel.conflist
+  mkdir -p /root/foreign-src /var/lib/kubelet/checkpoints/foreign-bind && echo keep > /root/foreign-src/data
+  # (not under pods/: the running kubelet itself empties an unknown directory there, bind mount or not)
+  mount --bind /root/foreign-src /var/lib/kubelet/checkpoints/foreign-bind`;
+/** Each piece of the planted state, checked on its own (exit 0 = still there). */
+const PLANTED: Record<string, string> = {
+  'veth pair': 'ip link show vethf00dfeed',
+  'CNI-FOO chain': 'iptables -t nat -S CNI-FOO',
+  'podman IPAM file': 'grep -qx 10.88.0.5 /var/lib/cni/networks/podman/last_reserved_ip.0',
+  'podman flannel conflist': 'test -f /etc/cni/net.d/87-podman-flannel.conflist',
+  'bind-mounted data': 'grep -qx keep /root/foreign-src/data',
+  'bind mount': 'mountpoint -q /var/lib/kubelet/checkpoints/foreign-bind',
+};
+const isPlanted = (l: string) => /vethf00dfeed|kcforeignpeer|CNI-FOO|foreign-bind/.test(l);
 const TREE = ['/etc/kubernetes', '/etc/default/etcd', '/etc/systemd/system', '/etc/cni', '/var/lib/kubelet'];
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -64,6 +85,7 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
     const j = await kc(w, ['run', 'join', ...joinCommand.args], { timeoutMs: 300_000, env: joinCommand.env });
     assert.equal(j.code, 0, `${j.stderr}\n${j.stdout.slice(-2000)}`);
     for (const h of [cp, w]) await h.writeFile(FOREIGN, 'not kubeception\'s\n');
+    await w.execOk(['bash', '-ec', PLANT]);
     console.log(`setup (2 hosts, bootstrap, join): ${secs(Date.now() - t)}`);
   });
   after(async () => {
@@ -100,14 +122,21 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
     console.log(`test time: ${secs(Date.now() - t)}`);
   });
 
-  test('reset on a worker: its Node deleted, residue empty, foreign file kept and reported', async () => {
+  test('reset on a worker: its Node deleted, residue empty, foreign file and planted foreign state kept and reported', async () => {
     t = Date.now();
+    for (const [what, check] of Object.entries(PLANTED)) assert.equal((await w.exec(['bash', '-c', check])).code, 0, `${what} planted and there before the reset`);
     const r = await reset(w);
     assert.equal(r.code, 0, `${r.stderr}\n${JSON.stringify(r.doc.residue)}\n${JSON.stringify(r.doc.error)}`);
     assert.deepEqual(Object.values(r.doc.residue).flat(), []);
-    assert.deepEqual(await leftovers(w), []);
+    assert.deepEqual((await leftovers(w)).filter((l) => !isPlanted(l)), []);
     assert.ok(r.doc.foreign.includes(FOREIGN));
     assert.equal(await w.readFile(FOREIGN), 'not kubeception\'s\n');
+    // Another runtime's veth and chain, podman's CNI files, and a bind mount under /var/lib/kubelet/pods: kept, listed.
+    const gone: string[] = [];
+    for (const [what, check] of Object.entries(PLANTED)) if ((await w.exec(['bash', '-c', check])).code !== 0) gone.push(what);
+    assert.deepEqual(gone, [], 'reset removed foreign state');
+    const listed = JSON.stringify([r.doc.foreign, r.doc.foreignState]);
+    for (const x of ['vethf00dfeed', 'CNI-FOO', '/var/lib/cni/networks/podman', '87-podman-flannel.conflist', 'foreign-bind']) assert.ok(listed.includes(x), `${x} not listed as foreign: ${listed}`);
     // The worker's own credentials cordon its Node; deleting it is the control plane's (Node authorizer): the reset says how.
     const warned = r.doc.events.some((e: any) => e.event === 'log' && e.step === 'remove-node' && /kubectl delete node r9rw/.test(e.message));
     const node = await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, 'get', 'node', 'r9rw', '-o', 'jsonpath={.spec.unschedulable}']);
@@ -115,6 +144,16 @@ describe('kubeception reset', { timeout: 2_400_000 }, () => {
     console.log(`worker Node: ${node.code !== 0 ? 'deleted' : 'cordoned; the reset printed how to delete it'}`);
     if (node.code === 0) await kubectl('delete', 'node', 'r9rw');
     console.log(`test time: ${secs(Date.now() - t)}`);
+  });
+
+  test("kubeadm's PKI and admin.conf, written after kubeception's reset (files it never recorded): reset keeps and lists them", async () => {
+    await w.execOk(['bash', '-ec', 'mkdir -p /etc/kubernetes/pki && openssl genrsa -out /etc/kubernetes/pki/ca.key 2048 2>/dev/null && echo "apiVersion: v1" > /etc/kubernetes/admin.conf']);
+    const key = await w.readFile('/etc/kubernetes/pki/ca.key');
+    const r = await reset(w);
+    assert.equal(r.code, 0, `${r.stderr}\n${JSON.stringify(r.doc.residue)}`);
+    assert.equal(await w.readFile('/etc/kubernetes/pki/ca.key'), key, "kubeadm's CA key was kept");
+    assert.ok(await w.exists('/etc/kubernetes/admin.conf'));
+    assert.ok(r.doc.foreign.includes('/etc/kubernetes/pki/ca.key') && r.doc.foreign.includes('/etc/kubernetes/admin.conf'), JSON.stringify(r.doc.foreign));
   });
 
   test('reset on the control plane: residue empty, exit 0; the host\'s own tools agree; a second reset is fine', async () => {
