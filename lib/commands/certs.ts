@@ -107,11 +107,8 @@ export async function certsCommand(sub: string | undefined, name: string | undef
     const names = selectNames(ctx, name);
     const renewed = await renewHostCertificates(ctx, names);
     io.stdout(`renewed on the host: ${renewed.join(', ')}\n`);
-    if (joined) {
-      // A control-plane node that joined: its pods read its own files; the cluster's objects are the
-      // bootstrap node's. Restart the pods here (through the controlPlaneEndpoint, not this node's apiserver).
-      const restarted = await restartLocalControlPlane(ctx, await endpointCluster(ctx));
-      io.stdout(`restarted on ${config.nodeName}: ${restarted.join(', ') || 'no control-plane pod here'}\n`);
+    // The kubelet reads its kubeconfig at start; the recovery copy follows the control plane.
+    const finish = async () => {
       if (renewed.includes('kubelet.conf')) {
         await ctx.systemd.start(config.distro.units.kubelet, { restart: true });
         io.stdout('restarted the kubelet\n');
@@ -119,6 +116,13 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       await renderRecoveryManifest(ctx);
       io.stdout('Done renewing certificates. The renewed certificates are in use.\n');
       return ExitCode.ok;
+    };
+    if (joined) {
+      // A control-plane node that joined: its pods read its own files; the cluster's objects are the
+      // bootstrap node's. Restart the pods here (through the controlPlaneEndpoint, not this node's apiserver).
+      const restarted = await restartLocalControlPlane(ctx, await endpointCluster(ctx));
+      io.stdout(`restarted on ${config.nodeName}: ${restarted.join(', ') || 'no control-plane pod here'}\n`);
+      return finish();
     }
     if ((await probeApiserver(ctx, 'final')) !== undefined) {
       io.stderr('warning: the apiserver does not answer: the control plane was not rolled onto the renewed files; run `kubeception run bootstrap` once it serves\n');
@@ -136,13 +140,7 @@ export async function certsCommand(sub: string | undefined, name: string | undef
     // The join service reads its renewed serving certificate at start.
     rolled.push(...(await rollAndWait(ctx, api, [['Deployment', 'kubeception-join']])));
     io.stdout(`rolled: ${rolled.join(', ')}\n`);
-    if (renewed.includes('kubelet.conf')) {
-      await ctx.systemd.start(config.distro.units.kubelet, { restart: true });
-      io.stdout('restarted the kubelet\n');
-    }
-    await renderRecoveryManifest(ctx);
-    io.stdout('Done renewing certificates. The renewed certificates are in use.\n');
-    return ExitCode.ok;
+    return finish();
   } finally {
     hb.close();
   }
