@@ -30,6 +30,7 @@ export * from './network-checks.ts';
 export * from './preflight.ts';
 export * from './recovery.ts';
 export * from './reset.ts';
+export * from './runtime-versions.ts';
 export * from './self-hosted.ts';
 export * from './upgrade-node.ts';
 export * from './upgrade.ts';

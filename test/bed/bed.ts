@@ -20,6 +20,7 @@ import { allocateIp, ensureBedNet, ensureHostNet, hostNetns, validHostIp, vethNa
 import { alive, type ExecResult, run, runOk, sleep } from './proc.ts';
 import { type Bind, diskDir, type HostState, listStates, readState, withLock, writeState } from './state.ts';
 import { destroyAllHosts, destroyHost, stopHost } from './teardown.ts';
+import { DEFAULT_KUBERNETES_VERSION } from '../../lib/constants.ts';
 
 export type { Bind, ExecResult };
 export { destroyAllHosts };
@@ -29,7 +30,8 @@ export { BED_CIDR, BRIDGE_IP } from './net.ts';
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Cache of built binaries and images (see build-k8s.sh). */
 export const CACHE_DIR = process.env.KUBECEPTION_CACHE ?? '/var/cache/kubeception';
-export const K8S_VERSION = process.env.K8S_VERSION ?? 'v1.34.4';
+/** The Kubernetes version of the bed's hosts (binaries, images): `K8S_VERSION`, else kubeception's default. */
+export const K8S_VERSION = process.env.K8S_VERSION ?? DEFAULT_KUBERNETES_VERSION;
 
 const INIT_SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'init.sh');
 const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?$/;
@@ -261,7 +263,7 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
   try {
     if (opts.kubelet) {
       const { kubeletBinds } = await import('./kubelet.ts');
-      state.binds.push(...kubeletBinds());
+      state.binds.push(...kubeletBinds(typeof opts.kubelet === 'object' ? opts.kubelet.version : undefined));
       state.kubelet = true;
       writeState(state);
     }

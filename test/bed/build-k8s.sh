@@ -3,7 +3,7 @@
 #
 #   bash test/bed/build-k8s.sh            # builds what is missing, then exits; a no-op when all exist
 #
-# Env: KUBECEPTION_CACHE (default /var/cache/kubeception), K8S_VERSION (default v1.34.4),
+# Env: KUBECEPTION_CACHE (default /var/cache/kubeception), K8S_VERSION (default v1.37.2, lib/constants.ts),
 #      K8S_BINARIES (default: the list below), GO (default: go on PATH or /usr/local/go/bin/go).
 # Output: $KUBECEPTION_CACHE/k8s/$K8S_VERSION/bin/<binary>, plus pause in $KUBECEPTION_CACHE/pause/bin/.
 # How: a throw-away main module that requires k8s.io/kubernetes and replaces every staging module
@@ -11,7 +11,7 @@
 # points them at ./staging, which a module download does not contain.
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-v1.34.4}"
+K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 CACHE="${KUBECEPTION_CACHE:-/var/cache/kubeception}"
 BINARIES="${K8S_BINARIES:-kubelet kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubeadm}"
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"

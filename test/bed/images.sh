@@ -2,8 +2,9 @@
 # Build the control-plane images from the cached static binaries (no registry involved), as docker-archive
 # tarballs that `ctr -n k8s.io images import` names exactly as the kubelet will ask for them:
 #   registry.k8s.io/{kube-apiserver,kube-controller-manager,kube-scheduler,kube-proxy}:$K8S_VERSION
-#   registry.k8s.io/pause:3.10.1
-# Output: $KUBECEPTION_CACHE/images/$K8S_VERSION/<name>.tar and $KUBECEPTION_CACHE/images/pause-3.10.1.tar.
+#   registry.k8s.io/pause:<each of $PAUSE_VERSIONS> (kubeadm's PauseVersion of the table's minors: 3.10.1 up to
+#   1.35, 3.10.2 from 1.36; the bed's containerd uses the newest as its sandbox image, tests may name either)
+# Output: $KUBECEPTION_CACHE/images/$K8S_VERSION/<name>.tar and $KUBECEPTION_CACHE/images/pause-<version>.tar.
 # Then, when test/bed/build-addons.sh has built their binaries, the addon images and a test image, in
 # $KUBECEPTION_CACHE/images/addons/<name>-<version>.tar:
 #   registry.k8s.io/coredns/coredns:$COREDNS_VERSION     /coredns, user 65532 (as the upstream image)
@@ -13,14 +14,13 @@
 # Skips archives that exist. Needs umoci, skopeo, busybox-static (and build-k8s.sh run first).
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-v1.34.4}"
-PAUSE_VERSION="${PAUSE_VERSION:-3.10.1}"
+K8S_VERSION="${K8S_VERSION:-v1.37.2}"
+PAUSE_VERSIONS="${PAUSE_VERSIONS:-3.10.1 3.10.2}"
 CACHE="${KUBECEPTION_CACHE:-/var/cache/kubeception}"
 BIN="$CACHE/k8s/$K8S_VERSION/bin"
 OUT="$CACHE/images/$K8S_VERSION"
-PAUSE_TAR="$CACHE/images/pause-$PAUSE_VERSION.tar"
 REPO=registry.k8s.io
-COREDNS_VERSION="${COREDNS_VERSION:-v1.12.1}"
+COREDNS_VERSION="${COREDNS_VERSION:-v1.14.6}"
 FLANNEL_VERSION="${FLANNEL_VERSION:-v0.28.4}"
 CNI_PLUGINS_VERSION="${CNI_PLUGINS_VERSION:-v0.9.1}"
 ADDON_BIN="$CACHE/addons"
@@ -133,11 +133,13 @@ for component in kube-apiserver kube-controller-manager kube-scheduler kube-prox
   filler=fill_component; [[ $component == kube-proxy ]] && filler=fill_proxy
   build_image "$component" "$K8S_VERSION" "$dest" "$filler" "/usr/local/bin/$component"
 done
-if [[ ! -s "$PAUSE_TAR" ]]; then
+for pause_version in $PAUSE_VERSIONS; do
+  pause_tar="$CACHE/images/pause-$pause_version.tar"
+  [[ -s "$pause_tar" ]] && continue
   [[ -x "$CACHE/pause/bin/pause" ]] || { log "missing $CACHE/pause/bin/pause: run test/bed/build-k8s.sh first"; exit 1; }
-  build_image pause "$PAUSE_VERSION" "$PAUSE_TAR" fill_pause /pause
-fi
-log "images in $OUT and $PAUSE_TAR"
+  build_image pause "$pause_version" "$pause_tar" fill_pause /pause
+done
+log "images in $OUT and $CACHE/images/pause-{${PAUSE_VERSIONS// /,}}.tar"
 
 # --- addon and test images --------------------------------------------------------------------------------
 busybox_links() { # ROOT APPLET... : /bin/busybox and /bin/<applet> links (all applets if none given)

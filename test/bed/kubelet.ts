@@ -4,14 +4,22 @@
  * and kubeadm at /usr/local/bin, a kubeadm-shaped kubelet.service (disabled), and a bridge CNI config.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import process from 'node:process';
 import { join } from 'node:path';
 import type { Host } from './bed.ts';
 import { CACHE_DIR, K8S_VERSION, REPO_ROOT } from './bed.ts';
 import { runOk } from './proc.ts';
 import { ensureAddonImages } from './addon-images.ts';
 import type { Bind } from './state.ts';
+import { KUBERNETES_MINORS, pauseImage } from '../../manifests/addons/versions.ts';
 
-export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.1';
+/**
+ * The pause tags of the versions table (kubeadm's PauseVersion per minor: 3.10.1 up to 1.35, 3.10.2
+ * from 1.36); all are imported into every kubelet host, so a test may name either.
+ */
+export const PAUSE_VERSIONS = [...new Set(Object.values(KUBERNETES_MINORS).map((m) => m.pause))].sort();
+/** The sandbox image of the bed's containerd: the pause of the bed's default Kubernetes version. */
+export const PAUSE_IMAGE = pauseImage('registry.k8s.io', K8S_VERSION) ?? `registry.k8s.io/pause:${PAUSE_VERSIONS[PAUSE_VERSIONS.length - 1]}`;
 export const CONTROL_PLANE_IMAGES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy'];
 /** Binaries the bed puts at /usr/local/bin in a kubelet host (bind-mounted read-only from the cache). */
 export const NODE_BINARIES = ['kubelet', 'kubeadm'];
@@ -27,35 +35,41 @@ export interface KubeletHostOptions {
   cni?: 'bed' | 'none';
   /** Import the control-plane and pause images. Default true. */
   images?: boolean;
+  /**
+   * Kubernetes version of the node binaries (kubelet, kubeadm) and of the control-plane images, as
+   * built by build-k8s.sh and images.sh. Default {@link K8S_VERSION} (`K8S_VERSION`, else kubeception's default).
+   */
+  version?: string;
 }
 
-const binDir = () => join(CACHE_DIR, 'k8s', K8S_VERSION, 'bin');
-const imageArchives = () => [
-  ...CONTROL_PLANE_IMAGES.map((i) => join(CACHE_DIR, 'images', K8S_VERSION, `${i}.tar`)),
-  join(CACHE_DIR, 'images', 'pause-3.10.1.tar'),
+const binDir = (version: string) => join(CACHE_DIR, 'k8s', version, 'bin');
+const imageArchives = (version: string) => [
+  ...CONTROL_PLANE_IMAGES.map((i) => join(CACHE_DIR, 'images', version, `${i}.tar`)),
+  ...PAUSE_VERSIONS.map((p) => join(CACHE_DIR, 'images', `pause-${p}.tar`)),
 ];
 
-/** The bind mounts of the node binaries. @throws if build-k8s.sh has not produced them. */
-export function kubeletBinds(): Bind[] {
+/** The bind mounts of the node binaries of `version`. @throws if build-k8s.sh has not produced them. */
+export function kubeletBinds(version = K8S_VERSION): Bind[] {
   return NODE_BINARIES.map((b) => {
-    const src = join(binDir(), b);
-    if (!existsSync(src)) throw new Error(`bed: ${src} is missing\nfix: bash ${REPO_ROOT}/test/bed/build-k8s.sh`);
+    const src = join(binDir(version), b);
+    if (!existsSync(src)) throw new Error(`bed: ${src} is missing\nfix: K8S_VERSION=${version} bash ${REPO_ROOT}/test/bed/build-k8s.sh`);
     return { src, dst: `/usr/local/bin/${b}`, readOnly: true };
   });
 }
 
-/** Builds the image archives if any is missing (test/bed/images.sh; cached, ≈1 s per image). */
-export async function ensureImages(): Promise<string[]> {
-  const archives = imageArchives();
+/** Builds the image archives of `version` if any is missing (test/bed/images.sh; cached, ≈1 s per image). */
+export async function ensureImages(version = K8S_VERSION): Promise<string[]> {
+  const archives = imageArchives(version);
   if (!archives.every((a) => existsSync(a))) {
-    building ??= runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'images.sh')], { timeoutMs: 600_000 }).finally(() => {
-      building = undefined;
+    const env = { ...process.env, K8S_VERSION: version, PAUSE_VERSIONS: PAUSE_VERSIONS.join(' ') } as Record<string, string>;
+    building[version] ??= runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'images.sh')], { timeoutMs: 600_000, env }).finally(() => {
+      delete building[version];
     });
-    await building;
+    await building[version];
   }
   return archives;
 }
-let building: Promise<string> | undefined;
+const building: Record<string, Promise<string>> = {};
 
 export const containerdConfig = () => `version = 2
 
@@ -155,8 +169,8 @@ export function defaultPodSubnet(ip: string): string {
 export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = {}): Promise<void> {
   ensureInotifyInstances();
   const cni = opts.cni ?? 'bed';
-  const archives = opts.images === false ? [] : [...(await ensureImages()), ...(cni === 'none' ? await ensureAddonImages() : [])];
-  for (const b of kubeletBinds()) await host.bind(b);
+  const archives = opts.images === false ? [] : [...(await ensureImages(opts.version)), ...(cni === 'none' ? await ensureAddonImages() : [])];
+  for (const b of kubeletBinds(opts.version)) await host.bind(b);
   const podSubnet = opts.podSubnet ?? defaultPodSubnet(host.ip);
   await host.writeFile('/etc/containerd/config.toml', containerdConfig());
   for (const reg of ['_default', 'registry.k8s.io', 'docker.io']) {
