@@ -21,6 +21,7 @@ import { alive, type ExecResult, run, runOk, sleep } from './proc.ts';
 import { type Bind, diskDir, type HostState, listStates, readState, withLock, writeState } from './state.ts';
 import { destroyAllHosts, destroyHost, stopHost } from './teardown.ts';
 import { DEFAULT_KUBERNETES_VERSION } from '../../lib/constants.ts';
+import { defaultEtcd, etcdBinds, type RuntimeVariant } from './runtime.ts';
 
 export type { Bind, ExecResult };
 export { destroyAllHosts };
@@ -54,6 +55,12 @@ export interface BootOptions {
   kubelet?: boolean | import('./kubelet.ts').KubeletHostOptions;
   /** How long to wait for systemd to finish booting. Default 60 000. */
   bootTimeoutMs?: number;
+  /**
+   * The etcd the host's etcd.service runs (test/bed/runtime.ts): `bed` — etcd 3.6 built from the Go
+   * module proxy (build-etcd.sh), bind-mounted over /usr/bin/etcd{,ctl,utl}; `debian` — the machine's
+   * Debian etcd 3.4. Default `KUBECEPTION_BED_ETCD`, else `bed`.
+   */
+  etcd?: RuntimeVariant;
 }
 
 export interface HostExecOptions {
@@ -99,6 +106,10 @@ export class Host {
   }
   get running(): boolean {
     return alive(this.s.pid1);
+  }
+  /** Which etcd the host runs (test/bed/runtime.ts). */
+  get runtime(): { etcd: RuntimeVariant } {
+    return { etcd: this.s.etcd ?? 'bed' };
   }
   /** Pod CIDR of the host's bridge CNI (set by prepareKubeletHost), or undefined. */
   get podSubnet(): string | undefined {
@@ -240,8 +251,10 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
     const used = new Set(listStates().map((s) => s.ip));
     if (opts.ip && used.has(opts.ip)) throw new Error(`bed: address ${opts.ip} is already used`);
     const repoMount = opts.repoMount ?? 'overlay';
+    const etcd = opts.etcd ?? defaultEtcd();
     const binds: Bind[] = [{ src: REPO_ROOT, readOnly: repoMount === 'ro', overlay: repoMount === 'overlay' }];
     if (existsSync(CACHE_DIR)) binds.push({ src: CACHE_DIR, readOnly: true });
+    binds.push(...etcdBinds(etcd));
     const s: HostState = {
       name: opts.name,
       ip: opts.ip ?? allocateIp(used),
@@ -251,6 +264,7 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
       cgroups: [],
       binds: [...binds, ...(opts.extraBinds ?? [])],
       kubelet: false,
+      etcd,
     };
     writeState(s);
     await ensureBedNet();
