@@ -8,10 +8,13 @@
  * - `EtcdVersion`: warns (never fails) when the installed etcd is older than kubeadm's
  *   `MinExternalEtcdVersion` (3.5.24) or of an older minor than the one kubeadm of this Kubernetes
  *   release pairs with (1.37 → 3.7).
- * - `EtcdDataDirVersion`: fails when the running etcd serves the data dir at a minor more than one
- *   below the installed binary's (3.4 running, 3.6 installed): etcd upgrades its data dir one minor
- *   at a time (3.6 refuses a dir last written by 3.4: "missing term information"), so the restart
- *   bootstrap may do would leave etcd down. With etcd stopped the dir's version is not read.
+ * - `EtcdDataDirVersion`: warns when the running etcd is more than one minor below the installed
+ *   binary (3.4 running, 3.6 installed: a distro package upgrade): etcd supports upgrades one minor at
+ *   a time, and the next restart of etcd skips a minor. Measured on the bed (test/integration/
+ *   runtime-stack.test.ts): etcd 3.6.16 on a one-member data dir of 3.4.23 starts, logs "cannot detect
+ *   storage schema version: missing term information" once, then moves the cluster version 3.4 → 3.6
+ *   and migrates the storage to 3.6.0 within seconds, data kept — so a warning, not a refusal. With
+ *   etcd stopped the dir's version is not read.
  * - `ContainerRuntimeVersion`: warns when the kubelet is 1.37 or later and containerd is 1.x, which
  *   lacks the CRI `RuntimeConfig` call: the kubelet falls back to its own `cgroupDriver` until 1.38,
  *   which removes that fallback (kubeadm's check of the same name warns likewise).
@@ -95,17 +98,17 @@ async function runningEtcd(ctx: Context): Promise<Version | undefined> {
   }
 }
 
-/** Preflight `EtcdDataDirVersion`: the installed etcd can open the data dir the running one serves. */
+/** Preflight `EtcdDataDirVersion`: a warning when the installed etcd is more than one minor above the running one. */
 export const etcdDataDirVersionCheck: Check = {
   id: 'EtcdDataDirVersion',
   async run(ctx) {
     const [have, running] = await Promise.all([installedEtcd(ctx), runningEtcd(ctx)]);
     if (!have || !running || have.major !== running.major || have.minor - running.minor <= 1) return undefined;
     const next = `${running.major}.${running.minor + 1}`;
-    return {
-      message: `etcd ${show(have)} is installed, but the running etcd that serves ${ctx.config.etcd.dataDir} is ${show(running)}: etcd upgrades its data dir one minor at a time, so ${have.major}.${have.minor} cannot open a dir last written by ${running.major}.${running.minor} and would not start again after the restart this run may do`,
-      fix: `install etcd ${next}.x, restart etcd once on the data dir (it upgrades it), then install ${have.major}.${have.minor}; or reinstall ${show(running)} until then`,
-    };
+    ctx.log.warn(
+      `[EtcdDataDirVersion] etcd ${show(have)} is installed, but the running etcd that serves ${ctx.config.etcd.dataDir} is ${show(running)}: its next restart skips etcd ${next}, and etcd supports upgrades one minor at a time (a one-member ${running.major}.${running.minor} data dir was seen to migrate to ${have.major}.${have.minor}, a multi-member cluster is not known to). Take \`etcdctl snapshot save\` first; where the distro offers ${next}.x, install it and restart etcd once before ${have.major}.${have.minor}`,
+    );
+    return undefined;
   },
 };
 

@@ -21,7 +21,7 @@ import { alive, type ExecResult, run, runOk, sleep } from './proc.ts';
 import { type Bind, diskDir, type HostState, listStates, readState, withLock, writeState } from './state.ts';
 import { destroyAllHosts, destroyHost, stopHost } from './teardown.ts';
 import { DEFAULT_KUBERNETES_VERSION } from '../../lib/constants.ts';
-import { defaultEtcd, etcdBinds, type RuntimeVariant } from './runtime.ts';
+import { containerdBinds, defaultContainerd, defaultEtcd, etcdBinds, type RuntimeVariant } from './runtime.ts';
 
 export type { Bind, ExecResult };
 export { destroyAllHosts };
@@ -61,6 +61,13 @@ export interface BootOptions {
    * Debian etcd 3.4. Default `KUBECEPTION_BED_ETCD`, else `bed`.
    */
   etcd?: RuntimeVariant;
+  /**
+   * The containerd the host's containerd.service runs: `bed` — containerd 2 built from the Go module
+   * proxy (build-containerd.sh), over /usr/bin/{containerd,containerd-shim-runc-v2,ctr}, configured with
+   * a version 3 config; `debian` — the machine's containerd 1.6 (version 2 config). Default
+   * `KUBECEPTION_BED_CONTAINERD`, else `bed`.
+   */
+  containerd?: RuntimeVariant;
 }
 
 export interface HostExecOptions {
@@ -107,9 +114,9 @@ export class Host {
   get running(): boolean {
     return alive(this.s.pid1);
   }
-  /** Which etcd the host runs (test/bed/runtime.ts). */
-  get runtime(): { etcd: RuntimeVariant } {
-    return { etcd: this.s.etcd ?? 'bed' };
+  /** Which etcd and containerd the host runs (test/bed/runtime.ts). */
+  get runtime(): { etcd: RuntimeVariant; containerd: RuntimeVariant } {
+    return { etcd: this.s.etcd ?? 'bed', containerd: this.s.containerd ?? 'bed' };
   }
   /** Pod CIDR of the host's bridge CNI (set by prepareKubeletHost), or undefined. */
   get podSubnet(): string | undefined {
@@ -252,9 +259,10 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
     if (opts.ip && used.has(opts.ip)) throw new Error(`bed: address ${opts.ip} is already used`);
     const repoMount = opts.repoMount ?? 'overlay';
     const etcd = opts.etcd ?? defaultEtcd();
+    const containerd = opts.containerd ?? defaultContainerd();
     const binds: Bind[] = [{ src: REPO_ROOT, readOnly: repoMount === 'ro', overlay: repoMount === 'overlay' }];
     if (existsSync(CACHE_DIR)) binds.push({ src: CACHE_DIR, readOnly: true });
-    binds.push(...etcdBinds(etcd));
+    binds.push(...etcdBinds(etcd), ...containerdBinds(containerd));
     const s: HostState = {
       name: opts.name,
       ip: opts.ip ?? allocateIp(used),
@@ -265,6 +273,7 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
       binds: [...binds, ...(opts.extraBinds ?? [])],
       kubelet: false,
       etcd,
+      containerd,
     };
     writeState(s);
     await ensureBedNet();

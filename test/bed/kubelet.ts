@@ -12,6 +12,7 @@ import { runOk } from './proc.ts';
 import { ensureAddonImages } from './addon-images.ts';
 import type { Bind } from './state.ts';
 import { KUBERNETES_MINORS, pauseImage } from '../../manifests/addons/versions.ts';
+import type { RuntimeVariant } from './runtime.ts';
 
 /**
  * The pause tags of the versions table (kubeadm's PauseVersion per minor: 3.10.1 up to 1.35, 3.10.2
@@ -78,11 +79,45 @@ export async function ensureImages(version = K8S_VERSION): Promise<string[]> {
 }
 const building: Record<string, Promise<string>> = {};
 
-export const containerdConfig = () => `version = 2
+/**
+ * containerd's config for a bed host: the CRI plugin with the systemd cgroup driver (kubelet
+ * `cgroupDriver: systemd`), `restrict_oom_score_adj` (the VM lacks CAP_SYS_RESOURCE: without it every
+ * pod fails with "can't get final child's PID"), no AppArmor, the pause image as sandbox image, the
+ * bed's CNI dirs and the registry hosts of /etc/containerd/certs.d. containerd 2 (`bed`) reads config
+ * version 3, where the CRI plugin is split into `io.containerd.cri.v1.images` and
+ * `io.containerd.cri.v1.runtime` and the sandbox image is a pinned image; containerd 1.6 (`debian`)
+ * reads version 2.
+ * @see https://github.com/containerd/containerd/blob/main/docs/cri/config.md
+ */
+export const containerdConfig = (variant: RuntimeVariant = 'bed') => (variant === 'bed' ? CONTAINERD_2_CONFIG : CONTAINERD_16_CONFIG);
+
+const CONTAINERD_2_CONFIG = `version = 3
+
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = 'overlayfs'
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = '${PAUSE_IMAGE}'
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = '/etc/containerd/certs.d'
+
+[plugins.'io.containerd.cri.v1.runtime']
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+    default_runtime_name = 'runc'
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+      runtime_type = 'io.containerd.runc.v2'
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+        SystemdCgroup = true
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ['/opt/cni/bin']
+    conf_dir = '/etc/cni/net.d'
+`;
+
+const CONTAINERD_16_CONFIG = `version = 2
 
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "${PAUSE_IMAGE}"
-  # The VM lacks CAP_SYS_RESOURCE: without this every pod fails ("can't get final child's PID").
   restrict_oom_score_adj = true
   disable_apparmor = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -179,7 +214,7 @@ export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = 
   const archives = opts.images === false ? [] : [...(await ensureImages(opts.version)), ...(cni === 'none' ? await ensureAddonImages() : [])];
   for (const b of kubeletBinds(opts.version)) await host.bind(b);
   const podSubnet = opts.podSubnet ?? defaultPodSubnet(host.ip);
-  await host.writeFile('/etc/containerd/config.toml', containerdConfig());
+  await host.writeFile('/etc/containerd/config.toml', containerdConfig(host.runtime.containerd));
   for (const reg of ['_default', 'registry.k8s.io', 'docker.io']) {
     await host.writeFile(`/etc/containerd/certs.d/${reg}/hosts.toml`, REGISTRY_HOSTS);
   }
