@@ -13,6 +13,7 @@ import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { startLoadBalancer } from '../bed/lb.ts';
 import { kc, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 import { ADMIN, getJson, waitFor } from '../helpers/cluster.ts';
+import { kubeadmCluster } from './kubeadm-cluster.ts';
 
 export interface ConformanceCluster {
   controlPlanes: Host[];
@@ -76,11 +77,13 @@ async function startRegistry(runner: Host, images: readonly { archive: string; r
  * @param images the conformance image archives with their names (images.txt).
  * @param resultsDir a machine directory, bound read-write at /results in the runner.
  */
-export async function makeCluster(opts: { prefix: string; ha: boolean; images: { archive: string; refs: string[] }[]; resultsDir: string; keep?: boolean }): Promise<ConformanceCluster> {
-  const { prefix, ha, images } = opts;
+export async function makeCluster(opts: { prefix: string; ha: boolean; images: { archive: string; refs: string[] }[]; resultsDir: string; keep?: boolean; peer?: 'kubeadm' }): Promise<ConformanceCluster> {
+  const { prefix, ha, images, peer } = opts;
+  if (peer && ha) throw new Error('the kubeadm peer is single control-plane only');
   const names = { cps: ha ? [1, 2, 3].map((i) => `${prefix}cp${i}`) : [`${prefix}cp`], workers: [`${prefix}w1`, `${prefix}w2`], runner: `${prefix}run`, lb: `${prefix}lb` };
   const t0 = Date.now();
-  const node = (name: string) => bootHost({ name, kubelet: { cni: 'none' }, bootTimeoutMs: 180_000 });
+  // kubeception installs flannel (no CNI on the host); the kubeadm peer uses the bed's bridge CNI.
+  const node = (name: string) => bootHost({ name, kubelet: peer ? true : { cni: 'none' }, bootTimeoutMs: 180_000 });
   const settled = await Promise.allSettled([...names.cps.map(node), ...names.workers.map(node), bootHost({ name: names.runner, extraBinds: [{ src: opts.resultsDir, dst: '/results' }] }), ...(ha ? [bootHost({ name: names.lb })] : [])]);
   const booted = settled.flatMap((b) => (b.status === 'fulfilled' ? [b.value] : []));
   const failed = settled.find((b) => b.status === 'rejected');
@@ -89,7 +92,7 @@ export async function makeCluster(opts: { prefix: string; ha: boolean; images: {
     throw failed.reason;
   }
   try {
-    return await setUp(booted, names.cps.length, ha, images, t0);
+    return await setUp(booted, names.cps.length, ha, images, t0, peer);
   } catch (e) {
     if (opts.keep) log(`kept after the failure: ${booted.map((h) => h.name).join(' ')}`);
     else await Promise.all(booted.map((h) => h.destroy()));
@@ -98,7 +101,7 @@ export async function makeCluster(opts: { prefix: string; ha: boolean; images: {
 }
 
 /** Everything after the boot: images, registry, load balancer, bootstrap, joins, readiness. */
-async function setUp(booted: Host[], cpCount: number, ha: boolean, images: { archive: string; refs: string[] }[], t0: number): Promise<ConformanceCluster> {
+async function setUp(booted: Host[], cpCount: number, ha: boolean, images: { archive: string; refs: string[] }[], t0: number, peer?: 'kubeadm'): Promise<ConformanceCluster> {
   const controlPlanes = booted.slice(0, cpCount);
   const workers = booted.slice(cpCount, cpCount + 2);
   const runner = booted[cpCount + 2]!;
@@ -106,11 +109,26 @@ async function setUp(booted: Host[], cpCount: number, ha: boolean, images: { arc
   const cluster: ConformanceCluster = { controlPlanes, workers, runner, lb, hosts: booted, registry: '' };
   log(`${booted.length} hosts booted in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   const nodes = [...controlPlanes, ...workers];
-  await Promise.all([...controlPlanes.map(importKubeceptionImage), ...nodes.map((h) => importImages(h, images.map((i) => i.archive)))]);
+  await Promise.all([...(peer ? [] : controlPlanes.map(importKubeceptionImage)), ...nodes.map((h) => importImages(h, images.map((i) => i.archive)))]);
   cluster.registry = await startRegistry(runner, images);
   for (const h of nodes) await useRegistry(h, cluster.registry);
   log(`images imported and pushed to the registry at ${cluster.registry} (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  if (peer) await kubeadmCluster(controlPlanes[0]!, workers, log);
+  else await kubeceptionCluster(controlPlanes, workers, lb, t0);
+  const [cp1] = controlPlanes as [Host];
+  await waitFor('every node Ready', 300_000, async () => {
+    const ns = (await getJson(cp1, 'nodes')).items as { status: { conditions: { type: string; status: string }[] } }[];
+    return ns.length === nodes.length && ns.every((n) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
+  });
+  await waitFor('CoreDNS ready', 300_000, async () => ((await getJson(cp1, 'deployment', '-n', 'kube-system', 'coredns')).status?.readyReplicas >= 1 ? true : undefined));
+  await runner.writeFile('/root/admin.conf', await cp1.readFile(ADMIN), 0o600);
+  log(`cluster ready: ${nodes.length} nodes (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  return cluster;
+}
 
+/** kubeception's cluster: bootstrap on the first control plane, the others and the workers joined. */
+async function kubeceptionCluster(controlPlanes: Host[], workers: Host[], lb: Host | undefined, t0: number): Promise<void> {
+  const nodes = [...controlPlanes, ...workers];
   const config: Record<string, unknown> = { distro: 'debian', networking: { flannel: { cniPluginImage: BED_FLANNEL_CNI_PLUGIN_IMAGE } } };
   if (lb) {
     await startLoadBalancer(lb, controlPlanes.map((h) => h.ip));
@@ -138,12 +156,4 @@ async function setUp(booted: Host[], cpCount: number, ha: boolean, images: { arc
     must(await kc(w, ['run', 'join', ...flags, '--wait-for-network'], { timeoutMs: 900_000, env: { KUBECEPTION_TOKEN: await token() } }), `join of ${w.name}`);
     log(`${w.name} joined`);
   }
-  await waitFor('every node Ready', 300_000, async () => {
-    const ns = (await getJson(cp1, 'nodes')).items as { status: { conditions: { type: string; status: string }[] } }[];
-    return ns.length === nodes.length && ns.every((n) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
-  });
-  await waitFor('CoreDNS ready', 300_000, async () => ((await getJson(cp1, 'deployment', '-n', 'kube-system', 'coredns')).status?.readyReplicas >= 1 ? true : undefined));
-  await runner.writeFile('/root/admin.conf', await cp1.readFile(ADMIN), 0o600);
-  log(`cluster ready: ${nodes.length} nodes (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
-  return cluster;
 }

@@ -1,7 +1,8 @@
 /**
- * `npm run conformance [-- smoke|fast|full] [--ha] [--keep] [--procs N]` (root, on the bed): the upstream
- * [Conformance] e2e specs of the bed's Kubernetes version (`K8S_VERSION`, else kubeception's default)
- * against a cluster kubeception makes on bed hosts (test/conformance/cluster.ts).
+ * `npm run conformance [-- smoke|fast|full] [--ha] [--peer kubeadm] [--keep] [--procs N]` (root, on the
+ * bed): the upstream [Conformance] e2e specs of the bed's Kubernetes version (`K8S_VERSION`, else
+ * kubeception's default) against a cluster kubeception makes on bed hosts (test/conformance/cluster.ts),
+ * or, with `--peer kubeadm`, one kubeadm makes on the same hosts (test/conformance/kubeadm-cluster.ts).
  *
  * 1. Builds what is missing, cached by version: the Kubernetes binaries, etcd, containerd, the addons,
  *    the images, and e2e.test + ginkgo + kubectl + the conformance images (build-conformance.sh).
@@ -27,18 +28,21 @@ import { formatSummary, summarize } from './summary.ts';
 
 const args = process.argv.slice(2);
 const tier = (args.find((a) => !a.startsWith('--') && TIERS.includes(a as Tier)) ?? 'smoke') as Tier;
-const unknown = args.filter((a, i) => !TIERS.includes(a as Tier) && !['--ha', '--keep', '--procs'].includes(a) && args[i - 1] !== '--procs');
-if (unknown.length) {
-  console.error(`usage: npm run conformance -- [smoke|fast|full] [--ha] [--keep] [--procs N]\nunknown: ${unknown.join(' ')}`);
+const valued = ['--procs', '--peer'];
+const unknown = args.filter((a, i) => !TIERS.includes(a as Tier) && !['--ha', '--keep', ...valued].includes(a) && !valued.includes(args[i - 1] ?? ''));
+const peerArg = args.includes('--peer') ? args[args.indexOf('--peer') + 1] : undefined;
+if (unknown.length || (peerArg !== undefined && peerArg !== 'kubeadm')) {
+  console.error(`usage: npm run conformance -- [smoke|fast|full] [--ha] [--peer kubeadm] [--keep] [--procs N]\nunknown: ${[...unknown, peerArg ?? ''].join(' ').trim()}`);
   process.exit(2);
 }
+const peer = peerArg as 'kubeadm' | undefined;
 const ha = args.includes('--ha');
 const keep = args.includes('--keep');
 const procs = Number(args[args.indexOf('--procs') + 1] ?? 0) || (tier === 'smoke' ? 4 : 5);
 const prefix = process.env.CONFORMANCE_PREFIX ?? 'cf';
 const version = K8S_VERSION;
 const stamp = new Date().toISOString().replace(/:\d\d\.\d+Z$/, 'Z').replace(/:/g, '');
-const resultsDir = join(CACHE_DIR, 'results', `conformance-${version}-${tier}${ha ? '-ha' : ''}-${stamp}`);
+const resultsDir = join(CACHE_DIR, 'results', `conformance-${version}-${tier}${ha ? '-ha' : ''}${peer ? `-${peer}` : ''}-${stamp}`);
 const BIN = join(CACHE_DIR, 'conformance', version, 'bin');
 const log = (m: string) => console.log(`[conformance ${new Date().toISOString().slice(11, 19)}] ${m}`);
 
@@ -67,7 +71,7 @@ async function main(): Promise<number> {
     const [archive, ...refs] = l.split(' ');
     return { archive: archive!, refs };
   });
-  const cluster = await makeCluster({ prefix, ha, images, resultsDir, keep });
+  const cluster = await makeCluster({ prefix, ha, images, resultsDir, keep, peer });
   try {
     const { runner } = cluster;
     // Which specs exist: a dry run of the whole suite (nothing is created in the cluster).
@@ -98,7 +102,8 @@ async function main(): Promise<number> {
     const wallSeconds = (Date.now() - t1) / 1000;
     writeFileSync(join(resultsDir, 'ginkgo.log'), `${run.stdout}\n--- stderr\n${run.stderr}`);
     const specs = specsOf(JSON.parse(readFileSync(join(resultsDir, 'report.json'), 'utf8')));
-    const clusterName = `kubeception ${ha ? '3 control planes (LB) + 2 workers' : '1 control plane + 2 workers'} (etcd ${cluster.controlPlanes[0]!.runtime.etcd}, containerd ${cluster.controlPlanes[0]!.runtime.containerd} stack)`;
+    const stack = `etcd ${cluster.controlPlanes[0]!.runtime.etcd}, containerd ${cluster.controlPlanes[0]!.runtime.containerd} stack`;
+    const clusterName = peer ? `kubeadm (the peer) 1 control plane + 2 workers, bed CNI (${stack})` : `kubeception ${ha ? '3 control planes (LB) + 2 workers' : '1 control plane + 2 workers'} (${stack})`;
     const summary = summarize(selection, specs, { version, cluster: clusterName, date: new Date().toISOString(), wallSeconds });
     writeFileSync(join(resultsDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
     const text = formatSummary(summary, selection);
