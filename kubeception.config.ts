@@ -6,7 +6,7 @@ import { defineConfig } from './lib/config/load.ts';
 
 export default defineConfig({
   // distro: 'debian',               // default: detected from /etc/os-release
-  kubernetesVersion: 'v1.34.4',
+  kubernetesVersion: 'v1.37.2',     // supported minors: 1.35, 1.36, 1.37 (manifests/addons/versions.ts)
   // nodeName: 'master-1',           // default: the host name, lower-cased
   // localAPIEndpoint: { advertiseAddress: '10.0.0.10', bindPort: 6443 },
   bootstrapAPIEndpoint: { bindPort: 6444 },

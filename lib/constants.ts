@@ -3,8 +3,8 @@
  * @see kubernetes/cmd/kubeadm/app/constants/constants.go
  */
 
-/** Default Kubernetes version of the control-plane images (the version the test bed builds). */
-export const DEFAULT_KUBERNETES_VERSION = 'v1.34.4';
+/** Default Kubernetes version of the control-plane images (the version the test bed builds; its minor's pairings are in manifests/addons/versions.ts). */
+export const DEFAULT_KUBERNETES_VERSION = 'v1.37.2';
 /**
  * Key algorithm of every generated key when `encryptionAlgorithm` is unset (kubeadm's field and
  * values). ECDSA-P256, not kubeadm's RSA-2048: every component (etcd, kube-apiserver incl. service

@@ -13,12 +13,15 @@
  * - bindPort, bootstrap bindPort: 1–65535 and different; controlPlaneEndpoint host[:port], port 1–65535.
  * - Certificate lifetimes, certificatesDir / etcd.dataDir, reserved etcd flags and kubelet fields,
  *   line breaks in flag values: ./limits.ts.
+ * - kubernetesVersion: `vMAJOR.MINOR.PATCH` of a minor in the versions table (1.35–1.37; 1.34 for
+ *   existing clusters only, with a notice).
  */
 import { ConfigError } from '../errors.ts';
 import { cidrsOverlap, ipFamily, isIP, networkOf, normalizeIP, parseCidr, type Cidr } from '../net/cidr.ts';
 import { RESERVED_FLAGS } from '../../manifests/flags.ts';
 import { resolveAddons } from './addons.ts';
 import { certificateLifetimes, checkDirs, checkEtcdExtraArgs, checkExtraArgValues, checkKubeletExtraConfig } from './limits.ts';
+import { KUBERNETES_MINORS, kubernetesMinor, minorVersions, SUPPORTED_MINORS } from '../../manifests/addons/versions.ts';
 import * as C from '../constants.ts';
 import type { DistroSettings, KubeceptionConfig, ResolvedConfig } from '../types.ts';
 
@@ -144,6 +147,29 @@ function checkEndpoint(value: string | undefined, file: string): void {
     bad('controlPlaneEndpoint', file, `port ${port || '(empty)'} is not a TCP port (1–65535)`, 'use the port the load balancer forwards to the apiservers, e.g. 6443');
 }
 
+/**
+ * The Kubernetes minor must be in the versions table (manifests/addons/versions.ts): a supported one,
+ * or one kept for existing clusters only (a notice says so; bootstrap's preflight
+ * `KubernetesVersionSupport` refuses a new cluster at it).
+ */
+function checkMinor(kubernetesVersion: string, file: string, notices: string[]): void {
+  const minor = kubernetesMinor(kubernetesVersion);
+  const row = minorVersions(kubernetesVersion);
+  const existing = Object.keys(KUBERNETES_MINORS).filter((m) => KUBERNETES_MINORS[m]!.support === 'existing-clusters');
+  if (!row)
+    bad(
+      'kubernetesVersion',
+      file,
+      `Kubernetes ${minor} is not supported: kubeception supports ${SUPPORTED_MINORS.join(', ')}${existing.length ? ` (and ${existing.join(', ')} for existing clusters only)` : ''}`,
+      `set kubernetesVersion to a release of a supported minor, e.g. ${C.DEFAULT_KUBERNETES_VERSION} (the default)`,
+    );
+  if (row.support === 'existing-clusters')
+    notices.push(`Kubernetes ${minor} is past upstream end of life: kubeception serves existing ${minor} clusters only (upgrade them with \`kubeception upgrade apply\` to ${SUPPORTED_MINORS[0]}); supported: ${SUPPORTED_MINORS.join(', ')}`);
+}
+
+/** KubeletConfiguration fields kubeception sets from its own config; `kubelet.extraConfig` may not override them. */
+const KUBELET_OWNED = ['apiVersion', 'kind', 'cgroupDriver', 'containerRuntimeEndpoint', 'staticPodPath', 'clusterDNS', 'clusterDomain', 'authentication', 'authorization'];
+
 const IMAGE_REF = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
 
 /**
@@ -179,7 +205,8 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
   const dnsDomain = cfg.networking?.dnsDomain ?? C.DEFAULT_DNS_DOMAIN;
   if (!isDns1123Subdomain(dnsDomain)) bad('networking.dnsDomain', file, `"${dnsDomain}" is not a DNS-1123 subdomain`, 'use a domain such as cluster.local');
   const kubernetesVersion = cfg.kubernetesVersion ?? C.DEFAULT_KUBERNETES_VERSION;
-  if (!/^v\d+\.\d+\.\d+$/.test(kubernetesVersion)) bad('kubernetesVersion', file, `"${kubernetesVersion}" is not a version like v1.34.4`, 'set kubernetesVersion to vMAJOR.MINOR.PATCH');
+  if (!/^v\d+\.\d+\.\d+$/.test(kubernetesVersion)) bad('kubernetesVersion', file, `"${kubernetesVersion}" is not a version like ${C.DEFAULT_KUBERNETES_VERSION}`, 'set kubernetesVersion to vMAJOR.MINOR.PATCH');
+  checkMinor(kubernetesVersion, file, notices);
   const encryptionAlgorithm = cfg.encryptionAlgorithm ?? C.DEFAULT_ENCRYPTION_ALGORITHM;
   const extraSANs = (cfg.apiServer?.extraSANs ?? []).map((s, i) => {
     if (isIP(s)) return normalizeIP(s);

@@ -4,9 +4,10 @@
  * reverse) still runs pods, but their processes live outside the kubelet's pod cgroups, so limits
  * and eviction silently stop applying.
  *
- * - containerd: `SystemdCgroup` of the default runtime's options (`version = 2`:
- *   `plugins."io.containerd.grpc.v1.cri".containerd.runtimes.<default_runtime_name|runc>.options`;
- *   version 1: `plugins.cri…`); absent (or no config.toml) = containerd's default, `cgroupfs`.
+ * - containerd: `SystemdCgroup` of the default runtime's options (`version = 3`, containerd 2:
+ *   `plugins."io.containerd.cri.v1.runtime".containerd.runtimes.<default_runtime_name|runc>.options`;
+ *   `version = 2`: `plugins."io.containerd.grpc.v1.cri".containerd…`; version 1: `plugins.cri…`);
+ *   absent (or no config.toml) = containerd's default, `cgroupfs` (1.x and 2.x alike).
  * - CRI-O: `cgroup_manager` in `[crio.runtime]` of /etc/crio/crio.conf and crio.conf.d/*.conf (later
  *   files win); absent = CRI-O's default, `systemd`.
  * Reads only.
@@ -42,7 +43,7 @@ async function containerd(files: Context['files']): Promise<RuntimeCgroupDriver>
   const text = await files.read(CONTAINERD_CONFIG);
   if (text === undefined) return { runtime: 'containerd', driver: 'cgroupfs', source: `${CONTAINERD_CONFIG} absent: containerd's default` };
   const doc = await toml(text, CONTAINERD_CONFIG);
-  const cri = doc?.plugins?.['io.containerd.grpc.v1.cri'] ?? doc?.plugins?.cri;
+  const cri = doc?.version === 3 ? doc?.plugins?.['io.containerd.cri.v1.runtime'] : (doc?.plugins?.['io.containerd.grpc.v1.cri'] ?? doc?.plugins?.cri);
   const name = cri?.containerd?.default_runtime_name ?? 'runc';
   const value = cri?.containerd?.runtimes?.[name]?.options?.SystemdCgroup;
   return { runtime: 'containerd', driver: value === true ? 'systemd' : 'cgroupfs', source: `${CONTAINERD_CONFIG}: SystemdCgroup = ${value === undefined ? '(unset)' : String(value)} for runtime ${name}` };

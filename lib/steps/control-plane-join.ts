@@ -56,11 +56,12 @@ export async function notControlPlaneJoin(ctx: Context): Promise<string | false>
 /**
  * Preflight of a control-plane join: bootstrap's host checks (binaries, units, ports, etcd data dir
  * and environment file, kubeconfigs, cgroup driver, kubelet version) without those about a cluster
- * this node would create (`KubernetesVersion`, `ImagePull`: the cluster's DaemonSet pulls), the join
+ * this node would create (`KubernetesVersion`, `KubernetesVersionSupport`: the cluster exists, `ImagePull`:
+ * the cluster's DaemonSet pulls), the join
  * flag checks, `CertificateKey` and `ControlPlaneEndpoint`.
  */
 export const controlPlaneJoinChecks = (ctx: Context): Check[] => [
-  ...controlPlaneChecks(ctx).filter((c) => !['KubernetesVersion', 'ImagePull', 'ControlPlaneEndpoint'].includes(c.id)),
+  ...controlPlaneChecks(ctx).filter((c) => !['KubernetesVersion', 'KubernetesVersionSupport', 'ImagePull', 'ControlPlaneEndpoint'].includes(c.id)),
   ...joinFlagChecks,
   {
     id: 'CertificateKey',

@@ -32,6 +32,7 @@ export * from './preflight.ts';
 export * from './preflight-ids.ts';
 export * from './recovery.ts';
 export * from './reset.ts';
+export * from './runtime-versions.ts';
 export * from './self-hosted.ts';
 export * from './upgrade-node.ts';
 export * from './upgrade.ts';

@@ -19,6 +19,7 @@ import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import { cgroupDriverMismatch } from '../host/cgroup-driver.ts';
 import { imagePullCheck, kubeletVersionCheck } from './images.ts';
 import { kubernetesVersionCheck } from './upgrade.ts';
+import { containerRuntimeVersionCheck, etcdDataDirVersionCheck, etcdVersionCheck, kubernetesVersionSupportCheck } from './runtime-versions.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
@@ -115,8 +116,8 @@ const kubeconfigsReadable: Check = {
 /** The kubelet's cgroup driver, when set in the config, must be the container runtime's (read from its config on this node). */
 const cgroupDriverCheck: Check = { id: 'CgroupDriver', run: (ctx) => cgroupDriverMismatch(ctx) };
 
-/** Checks for a worker: root, the kubelet binary and unit, the kubelet's port. */
-export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
+/** Checks for a worker: root, the kubelet binary and unit, the runtime's version, the kubelet's port. */
+export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, containerRuntimeVersionCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
 
 /**
  * Whether this node joined as a further control-plane node (its etcd environment, written by
@@ -175,6 +176,10 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   cgroupDriverCheck,
   kubeletVersionCheck,
   kubernetesVersionCheck,
+  kubernetesVersionSupportCheck,
+  etcdVersionCheck,
+  etcdDataDirVersionCheck,
+  containerRuntimeVersionCheck,
   imagePullCheck,
   bootstrapEndpointCheck,
   {

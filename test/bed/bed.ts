@@ -20,6 +20,8 @@ import { allocateIp, ensureBedNet, ensureHostNet, hostNetns, validHostIp, vethNa
 import { alive, type ExecResult, run, runOk, sleep } from './proc.ts';
 import { type Bind, diskDir, type HostState, listStates, readState, withLock, writeState } from './state.ts';
 import { destroyAllHosts, destroyHost, stopHost } from './teardown.ts';
+import { DEFAULT_KUBERNETES_VERSION } from '../../lib/constants.ts';
+import { containerdBinds, defaultContainerd, defaultEtcd, etcdBinds, type RuntimeVariant } from './runtime.ts';
 
 export type { Bind, ExecResult };
 export { destroyAllHosts };
@@ -29,7 +31,8 @@ export { BED_CIDR, BRIDGE_IP } from './net.ts';
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Cache of built binaries and images (see build-k8s.sh). */
 export const CACHE_DIR = process.env.KUBECEPTION_CACHE ?? '/var/cache/kubeception';
-export const K8S_VERSION = process.env.K8S_VERSION ?? 'v1.34.4';
+/** The Kubernetes version of the bed's hosts (binaries, images): `K8S_VERSION`, else kubeception's default. */
+export const K8S_VERSION = process.env.K8S_VERSION ?? DEFAULT_KUBERNETES_VERSION;
 
 const INIT_SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'init.sh');
 const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?$/;
@@ -52,6 +55,19 @@ export interface BootOptions {
   kubelet?: boolean | import('./kubelet.ts').KubeletHostOptions;
   /** How long to wait for systemd to finish booting. Default 60 000. */
   bootTimeoutMs?: number;
+  /**
+   * The etcd the host's etcd.service runs (test/bed/runtime.ts): `bed` — etcd 3.6 built from the Go
+   * module proxy (build-etcd.sh), bind-mounted over /usr/bin/etcd{,ctl,utl}; `debian` — the machine's
+   * Debian etcd 3.4. Default `KUBECEPTION_BED_ETCD`, else `bed`.
+   */
+  etcd?: RuntimeVariant;
+  /**
+   * The containerd the host's containerd.service runs: `bed` — containerd 2 built from the Go module
+   * proxy (build-containerd.sh), over /usr/bin/{containerd,containerd-shim-runc-v2,ctr}, configured with
+   * a version 3 config; `debian` — the machine's containerd 1.6 (version 2 config). Default
+   * `KUBECEPTION_BED_CONTAINERD`, else `bed`.
+   */
+  containerd?: RuntimeVariant;
 }
 
 export interface HostExecOptions {
@@ -97,6 +113,10 @@ export class Host {
   }
   get running(): boolean {
     return alive(this.s.pid1);
+  }
+  /** Which etcd and containerd the host runs (test/bed/runtime.ts). */
+  get runtime(): { etcd: RuntimeVariant; containerd: RuntimeVariant } {
+    return { etcd: this.s.etcd ?? 'bed', containerd: this.s.containerd ?? 'bed' };
   }
   /** Pod CIDR of the host's bridge CNI (set by prepareKubeletHost), or undefined. */
   get podSubnet(): string | undefined {
@@ -238,8 +258,11 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
     const used = new Set(listStates().map((s) => s.ip));
     if (opts.ip && used.has(opts.ip)) throw new Error(`bed: address ${opts.ip} is already used`);
     const repoMount = opts.repoMount ?? 'overlay';
+    const etcd = opts.etcd ?? defaultEtcd();
+    const containerd = opts.containerd ?? defaultContainerd();
     const binds: Bind[] = [{ src: REPO_ROOT, readOnly: repoMount === 'ro', overlay: repoMount === 'overlay' }];
     if (existsSync(CACHE_DIR)) binds.push({ src: CACHE_DIR, readOnly: true });
+    binds.push(...etcdBinds(etcd), ...containerdBinds(containerd));
     const s: HostState = {
       name: opts.name,
       ip: opts.ip ?? allocateIp(used),
@@ -249,6 +272,8 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
       cgroups: [],
       binds: [...binds, ...(opts.extraBinds ?? [])],
       kubelet: false,
+      etcd,
+      containerd,
     };
     writeState(s);
     await ensureBedNet();
@@ -261,7 +286,7 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
   try {
     if (opts.kubelet) {
       const { kubeletBinds } = await import('./kubelet.ts');
-      state.binds.push(...kubeletBinds());
+      state.binds.push(...kubeletBinds(typeof opts.kubelet === 'object' ? opts.kubelet.version : undefined));
       state.kubelet = true;
       writeState(state);
     }

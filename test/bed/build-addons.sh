@@ -17,7 +17,7 @@
 # flanneld with its vxlan, host-gw and ipip backends (no ipsec, wireguard, udp, extension, tencentvpc).
 set -euo pipefail
 
-COREDNS_VERSION="${COREDNS_VERSION:-v1.12.1}"
+COREDNS_VERSION="${COREDNS_VERSION:-v1.14.6}"
 FLANNEL_VERSION="${FLANNEL_VERSION:-v0.28.4}"
 CNI_PLUGINS_VERSION="${CNI_PLUGINS_VERSION:-v0.9.1}"
 CACHE="${KUBECEPTION_CACHE:-/var/cache/kubeception}"

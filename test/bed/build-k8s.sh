@@ -3,7 +3,7 @@
 #
 #   bash test/bed/build-k8s.sh            # builds what is missing, then exits; a no-op when all exist
 #
-# Env: KUBECEPTION_CACHE (default /var/cache/kubeception), K8S_VERSION (default v1.34.4),
+# Env: KUBECEPTION_CACHE (default /var/cache/kubeception), K8S_VERSION (default v1.37.2, lib/constants.ts),
 #      K8S_BINARIES (default: the list below), GO (default: go on PATH or /usr/local/go/bin/go).
 # Output: $KUBECEPTION_CACHE/k8s/$K8S_VERSION/bin/<binary>, plus pause in $KUBECEPTION_CACHE/pause/bin/.
 # How: a throw-away main module that requires k8s.io/kubernetes and replaces every staging module
@@ -11,7 +11,7 @@
 # points them at ./staging, which a module download does not contain.
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-v1.34.4}"
+K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 CACHE="${KUBECEPTION_CACHE:-/var/cache/kubeception}"
 BINARIES="${K8S_BINARIES:-kubelet kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubeadm}"
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
@@ -79,45 +79,12 @@ EOF
 fi
 ((${#missing[@]} == 0)) && exit 0
 
-# --- the throw-away module ------------------------------------------------------------------------------
-minor_patch="${K8S_VERSION#v1.}"          # 34.4
-staging_version="v0.$minor_patch"         # v0.34.4
-if [[ ! -s "$WORK/go.mod" ]] || ! grep -q "k8s.io/kubernetes $K8S_VERSION" "$WORK/go.mod"; then
-  log "resolving k8s.io/kubernetes@$K8S_VERSION"
-  gomod="$("$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
-  [[ -f "$gomod" ]] || { log "cannot find go.mod of k8s.io/kubernetes@$K8S_VERSION"; exit 1; }
-  # Staging modules are the ones kubernetes replaces with ./staging/src/k8s.io/<name>.
-  mapfile -t staging < <(grep -oE 'k8s\.io/[a-z0-9-]+ => \./staging/src/k8s\.io/[a-z0-9-]+' "$gomod" | awk '{print $1}' | sort -u)
-  ((${#staging[@]} > 10)) || { log "found only ${#staging[@]} staging modules in $gomod"; exit 1; }
-  goline="$(grep -m1 -E '^go [0-9]' "$gomod")"
-  {
-    echo "module kubeception.local/k8s-build"
-    echo
-    echo "$goline"
-    echo
-    echo "require k8s.io/kubernetes $K8S_VERSION"
-    echo
-    echo "replace ("
-    for m in "${staging[@]}"; do echo "	$m => $m $staging_version"; done
-    echo ")"
-  } >"$WORK/go.mod"
-  # godebug lines of kubernetes' go.mod keep the runtime behaviour the release was tested with.
-  if grep -qE '^godebug' "$gomod"; then
-    awk '/^godebug \(/{p=1} p{print} p&&/^\)/{p=0} /^godebug [a-z]/{print}' "$gomod" >>"$WORK/go.mod"
-  fi
-  rm -f "$WORK/go.sum"
-  log "module with ${#staging[@]} staging replaces written to $WORK/go.mod"
-fi
+# --- the throw-away module (test/bed/k8s-module.sh, shared with build-conformance.sh) --------------------
+# shellcheck source=test/bed/k8s-module.sh
+source "$(dirname "${BASH_SOURCE[0]}")/k8s-module.sh"
+write_k8s_module "$WORK" "$K8S_VERSION"
 
-# Version stamps, as hack/lib/version.sh sets them.
-major="1"; minor="${minor_patch%%.*}"
-build_date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
-  ldflags+=" -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.gitTreeState=clean"
-  ldflags+=" -X $pkg.buildDate=$build_date"
-done
+ldflags="$(k8s_ldflags "$K8S_VERSION")"
 
 cd "$WORK"
 for b in "${missing[@]}"; do

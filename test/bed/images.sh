@@ -2,8 +2,9 @@
 # Build the control-plane images from the cached static binaries (no registry involved), as docker-archive
 # tarballs that `ctr -n k8s.io images import` names exactly as the kubelet will ask for them:
 #   registry.k8s.io/{kube-apiserver,kube-controller-manager,kube-scheduler,kube-proxy}:$K8S_VERSION
-#   registry.k8s.io/pause:3.10.1
-# Output: $KUBECEPTION_CACHE/images/$K8S_VERSION/<name>.tar and $KUBECEPTION_CACHE/images/pause-3.10.1.tar.
+#   registry.k8s.io/pause:<each of $PAUSE_VERSIONS> (kubeadm's PauseVersion of the table's minors: 3.10.1 up to
+#   1.35, 3.10.2 from 1.36; the bed's containerd uses the newest as its sandbox image, tests may name either)
+# Output: $KUBECEPTION_CACHE/images/$K8S_VERSION/<name>.tar and $KUBECEPTION_CACHE/images/pause-<version>.tar.
 # Then, when test/bed/build-addons.sh has built their binaries, the addon images and a test image, in
 # $KUBECEPTION_CACHE/images/addons/<name>-<version>.tar:
 #   registry.k8s.io/coredns/coredns:$COREDNS_VERSION     /coredns, user 65532 (as the upstream image)
@@ -13,14 +14,13 @@
 # Skips archives that exist. Needs umoci, skopeo, busybox-static (and build-k8s.sh run first).
 set -euo pipefail
 
-K8S_VERSION="${K8S_VERSION:-v1.34.4}"
-PAUSE_VERSION="${PAUSE_VERSION:-3.10.1}"
+K8S_VERSION="${K8S_VERSION:-v1.37.2}"
+PAUSE_VERSIONS="${PAUSE_VERSIONS:-3.10.1 3.10.2}"
 CACHE="${KUBECEPTION_CACHE:-/var/cache/kubeception}"
 BIN="$CACHE/k8s/$K8S_VERSION/bin"
 OUT="$CACHE/images/$K8S_VERSION"
-PAUSE_TAR="$CACHE/images/pause-$PAUSE_VERSION.tar"
 REPO=registry.k8s.io
-COREDNS_VERSION="${COREDNS_VERSION:-v1.12.1}"
+COREDNS_VERSION="${COREDNS_VERSION:-v1.14.6}"
 FLANNEL_VERSION="${FLANNEL_VERSION:-v0.28.4}"
 CNI_PLUGINS_VERSION="${CNI_PLUGINS_VERSION:-v0.9.1}"
 ADDON_BIN="$CACHE/addons"
@@ -28,62 +28,13 @@ ADDON_OUT="$CACHE/images/addons"
 BUSYBOX=/bin/busybox
 
 log() { printf '[images %s] %s\n' "$(date +%T)" "$*" >&2; }
+# shellcheck source=test/bed/image-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/image-lib.sh" # base_files, copy_with_libs, build_image, iptables_tools, busybox_links
 mkdir -p "$OUT"
 exec 9>"$CACHE/images/.lock" # one build at a time (parallel test hosts may all ask for the images)
 flock 9
 tmp="$(mktemp -d /tmp/kubeception-images.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
-
-# Minimal files a distroless-like image has.
-base_files() {
-  local root="$1"
-  mkdir -p "$root/etc" "$root/tmp" "$root/var/run" "$root/usr/local/bin"
-  chmod 1777 "$root/tmp"
-  printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' >"$root/etc/passwd"
-  printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
-  printf 'hosts: files dns\n' >"$root/etc/nsswitch.conf"
-  if [[ -d /etc/ssl/certs ]]; then mkdir -p "$root/etc/ssl/certs" && cp -L /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/" 2>/dev/null || true; fi
-}
-
-# Copies a dynamically linked file and every library it needs (ldd), keeping paths.
-copy_with_libs() {
-  local root="$1"; shift
-  local f lib
-  for f in "$@"; do
-    mkdir -p "$root$(dirname "$f")"
-    cp -a "$f" "$root$f"
-    [[ -L "$f" ]] && { local t; t="$(readlink -f "$f")"; mkdir -p "$root$(dirname "$t")"; cp -a "$t" "$root$t"; f="$t"; }
-    while read -r lib; do
-      [[ -e "$root$lib" ]] && continue
-      mkdir -p "$root$(dirname "$lib")"
-      cp -L "$lib" "$root$lib"
-    done < <(ldd "$f" 2>/dev/null | grep -oE '/[^ ]+' | sort -u)
-  done
-}
-
-# build NAME TAG DEST ROOTFS-FILLER ENTRYPOINT... → docker-archive at DEST, named $REPO/NAME:TAG, or $IMAGE_REF
-# if set; the image's user is $IMAGE_USER (default 0).
-build_image() {
-  local name="$1" tag="$2" dest="$3" filler="$4"; shift 4
-  local ref="${IMAGE_REF:-$REPO/$name:$tag}"
-  local layout="$tmp/$name-oci" bundle="$tmp/$name-bundle"
-  rm -rf "$layout" "$bundle"
-  umoci init --layout "$layout"
-  umoci new --image "$layout:$tag"
-  umoci unpack --image "$layout:$tag" "$bundle" >/dev/null
-  "$filler" "$bundle/rootfs"
-  umoci repack --image "$layout:$tag" "$bundle"
-  local cfg=(--image "$layout:$tag" --config.user "${IMAGE_USER:-0}" --config.workingdir /
-    --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-    --os linux --architecture amd64)
-  local e; for e in "$@"; do cfg+=(--config.entrypoint "$e"); done
-  umoci config "${cfg[@]}"
-  rm -f "$dest.tmp"
-  skopeo copy --quiet "oci:$layout:$tag" "docker-archive:$dest.tmp:$ref"
-  mv "$dest.tmp" "$dest"
-  rm -rf "$layout" "$bundle"
-  log "built $ref ($(du -h "$dest" | cut -f1))"
-}
 
 fill_component() { base_files "$1"; cp "$BIN/$component" "$1/usr/local/bin/$component"; }
 
@@ -92,36 +43,6 @@ fill_proxy() {
   fill_component "$root"
   iptables_tools "$root"
   mkdir -p "$root/run" "$root/var/lib/kube-proxy"
-}
-
-# iptables(-save,-restore), ip6tables…, nft, ip, conntrack from the machine, with `iptables*` → nft.
-iptables_tools() {
-  local root="$1"
-  # kube-proxy (and flanneld) run iptables(-save,-restore), ip6tables… and, in nftables mode, nft: take the machine's.
-  local tools=() t
-  for t in /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/nft /usr/sbin/ip /usr/sbin/conntrack; do
-    [[ -e "$t" ]] && tools+=("$t")
-  done
-  copy_with_libs "$root" "${tools[@]}"
-  local x
-  for x in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
-    ln -sf xtables-nft-multi "$root/usr/sbin/$x"
-    ln -sf xtables-nft-multi "$root/usr/sbin/$x-nft"
-    ln -sf xtables-legacy-multi "$root/usr/sbin/$x-legacy"
-  done
-  # iptables loads its match/target extensions with dlopen: ldd does not see them.
-  local xdir
-  for xdir in /usr/lib/x86_64-linux-gnu/xtables /usr/lib/xtables; do
-    if [[ -d "$xdir" ]]; then
-      mkdir -p "$root$xdir"
-      cp -a "$xdir/." "$root$xdir/"
-      copy_with_libs "$root" "$xdir"/*.so
-    fi
-  done
-  # etc/ethertypes etc. as iptables expects
-  [[ -f /etc/ethertypes ]] && cp /etc/ethertypes "$root/etc/"
-  [[ -f /etc/protocols ]] && cp /etc/protocols "$root/etc/"
-  return 0
 }
 
 fill_pause() { mkdir -p "$1"; cp "$CACHE/pause/bin/pause" "$1/pause"; }
@@ -133,20 +54,15 @@ for component in kube-apiserver kube-controller-manager kube-scheduler kube-prox
   filler=fill_component; [[ $component == kube-proxy ]] && filler=fill_proxy
   build_image "$component" "$K8S_VERSION" "$dest" "$filler" "/usr/local/bin/$component"
 done
-if [[ ! -s "$PAUSE_TAR" ]]; then
+for pause_version in $PAUSE_VERSIONS; do
+  pause_tar="$CACHE/images/pause-$pause_version.tar"
+  [[ -s "$pause_tar" ]] && continue
   [[ -x "$CACHE/pause/bin/pause" ]] || { log "missing $CACHE/pause/bin/pause: run test/bed/build-k8s.sh first"; exit 1; }
-  build_image pause "$PAUSE_VERSION" "$PAUSE_TAR" fill_pause /pause
-fi
-log "images in $OUT and $PAUSE_TAR"
+  build_image pause "$pause_version" "$pause_tar" fill_pause /pause
+done
+log "images in $OUT and $CACHE/images/pause-{${PAUSE_VERSIONS// /,}}.tar"
 
 # --- addon and test images --------------------------------------------------------------------------------
-busybox_links() { # ROOT APPLET... : /bin/busybox and /bin/<applet> links (all applets if none given)
-  local root="$1" a; shift
-  (($#)) || set -- $("$BUSYBOX" --list)
-  mkdir -p "$root/bin"
-  cp "$BUSYBOX" "$root/bin/busybox"
-  for a in "$@"; do [[ $a == busybox || -e "$root/bin/$a" ]] || ln -s busybox "$root/bin/$a"; done
-}
 fill_coredns() {
   base_files "$1"
   printf 'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >>"$1/etc/passwd"

@@ -4,14 +4,23 @@
  * and kubeadm at /usr/local/bin, a kubeadm-shaped kubelet.service (disabled), and a bridge CNI config.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import process from 'node:process';
 import { join } from 'node:path';
 import type { Host } from './bed.ts';
 import { CACHE_DIR, K8S_VERSION, REPO_ROOT } from './bed.ts';
 import { runOk } from './proc.ts';
 import { ensureAddonImages } from './addon-images.ts';
 import type { Bind } from './state.ts';
+import { KUBERNETES_MINORS, pauseImage } from '../../manifests/addons/versions.ts';
+import type { RuntimeVariant } from './runtime.ts';
 
-export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.1';
+/**
+ * The pause tags of the versions table (kubeadm's PauseVersion per minor: 3.10.1 up to 1.35, 3.10.2
+ * from 1.36); all are imported into every kubelet host, so a test may name either.
+ */
+export const PAUSE_VERSIONS = [...new Set(Object.values(KUBERNETES_MINORS).map((m) => m.pause))].sort();
+/** The sandbox image of the bed's containerd: the pause of the bed's default Kubernetes version. */
+export const PAUSE_IMAGE = pauseImage('registry.k8s.io', K8S_VERSION) ?? `registry.k8s.io/pause:${PAUSE_VERSIONS[PAUSE_VERSIONS.length - 1]}`;
 export const CONTROL_PLANE_IMAGES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy'];
 /** Binaries the bed puts at /usr/local/bin in a kubelet host (bind-mounted read-only from the cache). */
 export const NODE_BINARIES = ['kubelet', 'kubeadm'];
@@ -27,41 +36,88 @@ export interface KubeletHostOptions {
   cni?: 'bed' | 'none';
   /** Import the control-plane and pause images. Default true. */
   images?: boolean;
+  /**
+   * Kubernetes version of the node binaries (kubelet, kubeadm) and of the control-plane images, as
+   * built by build-k8s.sh and images.sh. Default {@link K8S_VERSION} (`K8S_VERSION`, else kubeception's default).
+   */
+  version?: string;
 }
 
-const binDir = () => join(CACHE_DIR, 'k8s', K8S_VERSION, 'bin');
-const imageArchives = () => [
-  ...CONTROL_PLANE_IMAGES.map((i) => join(CACHE_DIR, 'images', K8S_VERSION, `${i}.tar`)),
-  join(CACHE_DIR, 'images', 'pause-3.10.1.tar'),
+const binDir = (version: string) => join(CACHE_DIR, 'k8s', version, 'bin');
+const imageArchives = (version: string) => [
+  ...CONTROL_PLANE_IMAGES.map((i) => join(CACHE_DIR, 'images', version, `${i}.tar`)),
+  ...PAUSE_VERSIONS.map((p) => join(CACHE_DIR, 'images', `pause-${p}.tar`)),
 ];
 
-/** The bind mounts of the node binaries. @throws if build-k8s.sh has not produced them. */
-export function kubeletBinds(): Bind[] {
-  return NODE_BINARIES.map((b) => {
-    const src = join(binDir(), b);
-    if (!existsSync(src)) throw new Error(`bed: ${src} is missing\nfix: bash ${REPO_ROOT}/test/bed/build-k8s.sh`);
-    return { src, dst: `/usr/local/bin/${b}`, readOnly: true };
+/**
+ * The bind mounts of the node binaries of `version`: the kubelet, and kubeadm when it was built (the
+ * default version's always is; the upgrade chain's other versions build it only where a bench needs it).
+ * @throws if build-k8s.sh has not produced the kubelet.
+ */
+export function kubeletBinds(version = K8S_VERSION): Bind[] {
+  return NODE_BINARIES.flatMap((b) => {
+    const src = join(binDir(version), b);
+    if (!existsSync(src)) {
+      if (b !== 'kubelet') return [];
+      throw new Error(`bed: ${src} is missing\nfix: K8S_VERSION=${version} bash ${REPO_ROOT}/test/bed/build-k8s.sh`);
+    }
+    return [{ src, dst: `/usr/local/bin/${b}`, readOnly: true }];
   });
 }
 
-/** Builds the image archives if any is missing (test/bed/images.sh; cached, ≈1 s per image). */
-export async function ensureImages(): Promise<string[]> {
-  const archives = imageArchives();
+/** Builds the image archives of `version` if any is missing (test/bed/images.sh; cached, ≈1 s per image). */
+export async function ensureImages(version = K8S_VERSION): Promise<string[]> {
+  const archives = imageArchives(version);
   if (!archives.every((a) => existsSync(a))) {
-    building ??= runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'images.sh')], { timeoutMs: 600_000 }).finally(() => {
-      building = undefined;
+    const env = { ...process.env, K8S_VERSION: version, PAUSE_VERSIONS: PAUSE_VERSIONS.join(' ') } as Record<string, string>;
+    building[version] ??= runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'images.sh')], { timeoutMs: 600_000, env }).finally(() => {
+      delete building[version];
     });
-    await building;
+    await building[version];
   }
   return archives;
 }
-let building: Promise<string> | undefined;
+const building: Record<string, Promise<string>> = {};
 
-export const containerdConfig = () => `version = 2
+/**
+ * containerd's config for a bed host: the CRI plugin with the systemd cgroup driver (kubelet
+ * `cgroupDriver: systemd`), `restrict_oom_score_adj` (the VM lacks CAP_SYS_RESOURCE: without it every
+ * pod fails with "can't get final child's PID"), no AppArmor, the pause image as sandbox image, the
+ * bed's CNI dirs and the registry hosts of /etc/containerd/certs.d. containerd 2 (`bed`) reads config
+ * version 3, where the CRI plugin is split into `io.containerd.cri.v1.images` and
+ * `io.containerd.cri.v1.runtime` and the sandbox image is a pinned image; containerd 1.6 (`debian`)
+ * reads version 2.
+ * @see https://github.com/containerd/containerd/blob/main/docs/cri/config.md
+ */
+export const containerdConfig = (variant: RuntimeVariant = 'bed') => (variant === 'bed' ? CONTAINERD_2_CONFIG : CONTAINERD_16_CONFIG);
+
+const CONTAINERD_2_CONFIG = `version = 3
+
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = 'overlayfs'
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = '${PAUSE_IMAGE}'
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = '/etc/containerd/certs.d'
+
+[plugins.'io.containerd.cri.v1.runtime']
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+    default_runtime_name = 'runc'
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+      runtime_type = 'io.containerd.runc.v2'
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+        SystemdCgroup = true
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ['/opt/cni/bin']
+    conf_dir = '/etc/cni/net.d'
+`;
+
+const CONTAINERD_16_CONFIG = `version = 2
 
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "${PAUSE_IMAGE}"
-  # The VM lacks CAP_SYS_RESOURCE: without this every pod fails ("can't get final child's PID").
   restrict_oom_score_adj = true
   disable_apparmor = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -155,10 +211,10 @@ export function defaultPodSubnet(ip: string): string {
 export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = {}): Promise<void> {
   ensureInotifyInstances();
   const cni = opts.cni ?? 'bed';
-  const archives = opts.images === false ? [] : [...(await ensureImages()), ...(cni === 'none' ? await ensureAddonImages() : [])];
-  for (const b of kubeletBinds()) await host.bind(b);
+  const archives = opts.images === false ? [] : [...(await ensureImages(opts.version)), ...(cni === 'none' ? await ensureAddonImages() : [])];
+  for (const b of kubeletBinds(opts.version)) await host.bind(b);
   const podSubnet = opts.podSubnet ?? defaultPodSubnet(host.ip);
-  await host.writeFile('/etc/containerd/config.toml', containerdConfig());
+  await host.writeFile('/etc/containerd/config.toml', containerdConfig(host.runtime.containerd));
   for (const reg of ['_default', 'registry.k8s.io', 'docker.io']) {
     await host.writeFile(`/etc/containerd/certs.d/${reg}/hosts.toml`, REGISTRY_HOSTS);
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up a fresh machine for kubeception's test bed: Debian packages, npm dependencies, the Kubernetes
-# binaries and the addon binaries (CoreDNS, flannel, the flannel CNI plugin) built from the Go module proxy,
+# binaries, etcd, containerd and the addon binaries (CoreDNS, flannel, the flannel CNI plugin) built from the Go module proxy,
 # and the OCI images (all cached under ${KUBECEPTION_CACHE:-/var/cache/kubeception}, keyed by version).
 # Idempotent; run as root. Cold: 13.5 min measured on 2 cores (Kubernetes 567 s, addons 200 s, images 22 s);
 # warm: seconds.
@@ -12,7 +12,8 @@ step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 
 # --- Debian packages (idempotent: installs only what is missing) -------------------------------------------
 PACKAGES=(systemd-container etcd-server etcd-client containerd runc containernetworking-plugins umoci skopeo
-  debootstrap iproute2 dbus jq iputils-ping curl busybox-static haproxy)
+  debootstrap iproute2 dbus jq iputils-ping curl busybox-static haproxy
+  bind9-dnsutils netcat-openbsd) # the last two: dig and nc for the conformance images (test/bed/conformance-images.sh)
 step "apt packages"
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -50,6 +51,16 @@ step "kubernetes binaries (cached in ${KUBECEPTION_CACHE:-/var/cache/kubeception
 start=$SECONDS
 bash test/bed/build-k8s.sh
 echo "binaries ready in $((SECONDS - start)) s"
+
+step "etcd (the bed's default, over Debian's: test/bed/runtime.ts; cached)"
+start=$SECONDS
+bash test/bed/build-etcd.sh
+echo "etcd ready in $((SECONDS - start)) s"
+
+step "containerd 2 (the bed's default runtime, over Debian's: test/bed/runtime.ts; cached)"
+start=$SECONDS
+bash test/bed/build-containerd.sh
+echo "containerd ready in $((SECONDS - start)) s"
 
 step "addon binaries: CoreDNS, flannel, flannel CNI plugin (cached)"
 start=$SECONDS

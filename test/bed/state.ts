@@ -32,6 +32,9 @@ export interface HostState {
   binds: Bind[];
   /** Bind the cached kubelet and kubeadm to /usr/local/bin at every launch. */
   kubelet: boolean;
+  /** Which etcd and containerd the host's units run (test/bed/runtime.ts); absent = `bed` (hosts of older bed code: `debian`). */
+  etcd?: 'bed' | 'debian';
+  containerd?: 'bed' | 'debian';
   /** Pod CIDR of the host's bridge CNI, once prepareKubeletHost has run. */
   podSubnet?: string;
   /** systemd-nspawn (the launcher) and the host's PID 1, while running. */

@@ -46,10 +46,11 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
   };
 
   before(async () => {
-    [cp, w] = await Promise.all([bootHost({ name: 'u10cp', kubelet: { cni: 'none' }, bootTimeoutMs: 180_000 }), bootHost({ name: 'u10w', kubelet: { cni: 'none' }, bootTimeoutMs: 180_000 })]);
+    [cp, w] = await Promise.all([bootHost({ name: 'u10cp', kubelet: { cni: 'none', version: FROM }, bootTimeoutMs: 180_000 }), bootHost({ name: 'u10w', kubelet: { cni: 'none', version: FROM }, bootTimeoutMs: 180_000 })]);
     await Promise.all([importKubeceptionImage(cp), importUpgradeImages(cp), importUpgradeImages(w)]);
     for (const h of [cp, w]) await writeConfig(h, CONFIG);
-    const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
+    // 1.34 is kept for existing clusters only: this one is made on purpose, to upgrade it.
+    const r = await kc(cp, ['run', 'bootstrap', '--ignore-preflight-errors', 'KubernetesVersionSupport'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
     const printed = printedJoin(r.stdout); // the token in KUBECEPTION_TOKEN
     const j = await kc(w, ['run', 'join', ...printed.args, '--wait-for-network'], { timeoutMs: 600_000, env: printed.env });

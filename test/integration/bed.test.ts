@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BED_CIDR, BRIDGE_IP, bootHost, CACHE_DIR, destroyAllHosts, getHost, type Host, listHosts, REPO_ROOT } from '../bed/bed.ts';
-import { CONTROL_PLANE_IMAGES, PAUSE_IMAGE, routePodSubnets } from '../bed/kubelet.ts';
+import { BED_CIDR, BRIDGE_IP, bootHost, CACHE_DIR, destroyAllHosts, getHost, type Host, K8S_VERSION, listHosts, REPO_ROOT } from '../bed/bed.ts';
+import { CONTROL_PLANE_IMAGES, PAUSE_IMAGE, PAUSE_VERSIONS, routePodSubnets } from '../bed/kubelet.ts';
 import { run, runOk, sleep } from '../bed/proc.ts';
 
 const OWN = ['bed-a', 'bed-b', 'bed-c', 'bed-kubelet', 'bed-kubelet2', 'bed-kubeadm'];
@@ -164,6 +164,7 @@ async function assertNothingLeft(t: { skip: (msg: string) => void }) {
 const KUBELET_CONFIG = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: systemd
+failCgroupV1: false
 staticPodPath: /etc/kubernetes/manifests
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 readOnlyPort: 10255
@@ -194,7 +195,7 @@ skipPhases: [addon/coredns]
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
-kubernetesVersion: v1.34.4
+kubernetesVersion: ${K8S_VERSION}
 etcd:
   external:
     endpoints: [http://127.0.0.1:2379]
@@ -203,6 +204,7 @@ networking: {podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12}
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: systemd
+failCgroupV1: false
 ---
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
@@ -231,17 +233,17 @@ describe('kubelet host', { timeout: 300_000 }, () => {
   test('containerd, images, units and CNI are prepared; a pull fails fast', async () => {
     const host = await bootHost({ name: 'bed-kubelet', kubelet: true });
     const images = await ok(host, ['ctr', '-n', 'k8s.io', 'images', 'ls', '-q']);
-    for (const i of CONTROL_PLANE_IMAGES) assert.match(images, new RegExp(`^registry\\.k8s\\.io/${i}:v1\\.34\\.4$`, 'm'));
-    assert.match(images, /^registry\.k8s\.io\/pause:3\.10\.1$/m);
-    assert.match(await ok(host, ['kubelet', '--version']), /^Kubernetes v1\.34\.4$/m);
-    assert.equal((await ok(host, ['kubeadm', 'version', '-o', 'short'])).trim(), 'v1.34.4');
+    for (const i of CONTROL_PLANE_IMAGES) assert.ok(images.split('\n').includes(`registry.k8s.io/${i}:${K8S_VERSION}`), `${i}:${K8S_VERSION} in ${images}`);
+    for (const p of PAUSE_VERSIONS) assert.ok(images.split('\n').includes(`registry.k8s.io/pause:${p}`), `pause:${p} in ${images}`);
+    assert.equal((await ok(host, ['kubelet', '--version'])).trim(), `Kubernetes ${K8S_VERSION}`);
+    assert.equal((await ok(host, ['kubeadm', 'version', '-o', 'short'])).trim(), K8S_VERSION);
     assert.equal((await host.exec(['systemctl', 'is-enabled', 'kubelet.service'])).stdout.trim(), 'disabled');
     assert.equal((await ok(host, ['systemctl', 'is-active', 'containerd.service'])).trim(), 'active');
     assert.match(await ok(host, ['systemctl', 'cat', 'kubelet.service']), /ExecStart=\/usr\/local\/bin\/kubelet \$KUBELET_KUBECONFIG_ARGS \$KUBELET_CONFIG_ARGS/);
     assert.ok(await host.exists('/opt/cni/bin/bridge'));
     assert.equal(JSON.parse(await host.readFile('/etc/cni/net.d/10-bed.conflist')).plugins[0].ipam.ranges[0][0].subnet, host.podSubnet);
     const ctrRun = (image: string, ...argv: string[]) =>
-      ok(host, ['ctr', '-n', 'k8s.io', 'run', '--rm', '--net-host', '--privileged', `registry.k8s.io/${image}:v1.34.4`, `bed-${Date.now()}`, ...argv]);
+      ok(host, ['ctr', '-n', 'k8s.io', 'run', '--rm', '--net-host', '--privileged', `registry.k8s.io/${image}:${K8S_VERSION}`, `bed-${Date.now()}`, ...argv]);
     assert.match(await ctrRun('kube-apiserver', '/usr/local/bin/kube-apiserver', '--version'), /^Kubernetes v1\.34\.4$/m);
     await ctrRun('kube-proxy', 'iptables', '-t', 'nat', '-N', 'BED-TEST');
     assert.match(await ctrRun('kube-proxy', 'iptables-save', '-t', 'nat'), /^:BED-TEST/m, 'iptables in the kube-proxy image works');
@@ -269,7 +271,7 @@ describe('kubelet host', { timeout: 300_000 }, () => {
     const a = getHost('bed-kubelet');
     assert.ok(a?.running, 'host bed-kubelet from the previous test');
     const b = await bootHost({ name: 'bed-kubelet2', kubelet: { images: false } });
-    await b.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', join(CACHE_DIR, 'images', 'pause-3.10.1.tar')]);
+    await b.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', join(CACHE_DIR, 'images', `pause-${PAUSE_IMAGE.split(':').pop()}.tar`)]);
     const [podA, podB] = [await runStaticPod(a), await runStaticPod(b)];
     assert.equal(podB.phase, 'Running');
     await routePodSubnets([a, b]);

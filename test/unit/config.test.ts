@@ -69,7 +69,9 @@ const bad: [string, unknown, RegExp, RegExp, HostFacts?][] = [
   ['extraSANs not a list', { apiServer: { extraSANs: 'api.example.com' } }, /apiServer\.extraSANs/, /array/],
   ['extraSAN not a name', { apiServer: { extraSANs: ['bad name!'] } }, /apiServer\.extraSANs\[0\]/, /neither an IP/],
   ['unknown algorithm', { encryptionAlgorithm: 'DSA' }, /encryptionAlgorithm/, /ECDSA-P384/],
-  ['bad kubernetesVersion', { kubernetesVersion: '1.34' }, /kubernetesVersion/, /v1\.34\.4/],
+  ['bad kubernetesVersion', { kubernetesVersion: '1.34' }, /kubernetesVersion/, /v1\.37\.2/],
+  ['kubernetesVersion of an unsupported (too old) minor', { kubernetesVersion: 'v1.33.6' }, /kubernetesVersion/, /Kubernetes 1\.33 is not supported: kubeception supports 1\.35, 1\.36, 1\.37 \(and 1\.34 for existing clusters only\)/],
+  ['kubernetesVersion of an unsupported (too new) minor', { kubernetesVersion: 'v1.38.0' }, /kubernetesVersion/, /Kubernetes 1\.38 is not supported/],
   ['relative certificatesDir', { certificatesDir: 'pki' }, /certificatesDir/, /absolute/],
   ['bad dnsDomain', { networking: { dnsDomain: 'Cluster_Local' } }, /dnsDomain/, /DNS-1123/],
   ['IPv6 advertise address with the IPv4 default service subnet', { localAPIEndpoint: { advertiseAddress: 'fd00:20::2' } }, /networking\.serviceSubnet/, /IPv4 but the advertise address fd00:20::2 is IPv6/],
@@ -108,4 +110,13 @@ test('advertise address: the default route\'s interface wins over interface orde
   assert.equal(noRoute.localAPIEndpoint.advertiseAddress, '172.17.0.1');
   assert.match(noRoute.notices?.[0] ?? '', /no default route/);
   assert.equal(resolve({ localAPIEndpoint: { advertiseAddress: '10.250.0.2' } }, two).notices, undefined, 'an explicit address needs no notice');
+});
+
+test('kubernetesVersion: the supported minors resolve without a notice; 1.34 (existing clusters only) resolves with one', () => {
+  const pinned = { localAPIEndpoint: { advertiseAddress: '10.250.0.2' } };
+  for (const v of ['v1.35.4', 'v1.36.3', 'v1.37.2']) assert.equal(resolve({ ...pinned, kubernetesVersion: v }).notices, undefined, v);
+  const old = resolve({ ...pinned, kubernetesVersion: 'v1.34.4' });
+  assert.equal(old.kubernetesVersion, 'v1.34.4');
+  assert.match(old.notices?.[0] ?? '', /Kubernetes 1\.34 is past upstream end of life: kubeception serves existing 1\.34 clusters only \(upgrade them with `kubeception upgrade apply` to 1\.35\); supported: 1\.35, 1\.36, 1\.37/);
+  assert.equal(resolve({}).kubernetesVersion, 'v1.37.2');
 });

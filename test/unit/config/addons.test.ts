@@ -11,10 +11,12 @@ const distro = parseDistro(parseToml(readFileSync(new URL('../../../distros/debi
 const facts: HostFacts = { hostname: 'node-a', addresses: [{ address: '10.250.0.2', cidr: '10.250.0.2/16' }] };
 const resolve = (cfg: unknown) => resolveConfig(parseConfig(cfg, 'cfg.ts'), distro, facts, 'cfg.ts');
 
-test('defaults: flannel vxlan with the pinned images, CoreDNS of kubeadm 1.34, kube-proxy on', () => {
+test('defaults: flannel vxlan with the pinned images, CoreDNS of kubeadm 1.37, kube-proxy on', () => {
   const c = resolve({});
   assert.deepEqual(c.podNetwork, { plugin: 'flannel', flannel: { backend: 'vxlan', image: 'ghcr.io/flannel-io/flannel:v0.28.4', cniPluginImage: 'ghcr.io/flannel-io/flannel-cni-plugin:v1.9.1-flannel1' } });
-  assert.deepEqual(c.dns, { disabled: false, image: 'registry.k8s.io/coredns/coredns:v1.12.1' });
+  assert.deepEqual(c.dns, { disabled: false, image: 'registry.k8s.io/coredns/coredns:v1.14.6' });
+  assert.equal(resolve({ kubernetesVersion: 'v1.36.3' }).dns.image, 'registry.k8s.io/coredns/coredns:v1.14.2');
+  assert.equal(resolve({ kubernetesVersion: 'v1.34.4' }).dns.image, 'registry.k8s.io/coredns/coredns:v1.12.1');
   assert.deepEqual(c.proxy, { disabled: false });
 });
 
@@ -24,9 +26,9 @@ test('overrides: plugin none, host-gw, images; dns image from dns.imageRepositor
   assert.equal(c.podNetwork.flannel.backend, 'host-gw');
   assert.equal(c.podNetwork.flannel.cniPluginImage, 'localhost/flannel-cni-plugin:v0.9.1');
   assert.equal(c.dns.image, 'registry.example.com/k8s/coredns:v1.12.2');
-  assert.equal(resolve({ imageRepository: 'registry.example.com/k8s' }).dns.image, 'registry.example.com/k8s/coredns:v1.12.1');
+  assert.equal(resolve({ imageRepository: 'registry.example.com/k8s' }).dns.image, 'registry.example.com/k8s/coredns:v1.14.6');
   assert.equal(c.proxy.disabled, true);
-  assert.equal(resolve({ kubernetesVersion: 'v1.36.0', dns: { imageTag: 'v1.14.2' } }).dns.image, 'registry.k8s.io/coredns/coredns:v1.14.2');
+  assert.equal(resolve({ kubernetesVersion: 'v1.36.0', dns: { imageTag: 'v1.14.3' } }).dns.image, 'registry.k8s.io/coredns/coredns:v1.14.3');
   assert.equal(resolve({ kubernetesVersion: 'v1.36.0', dns: { disabled: true } }).dns.disabled, true);
 });
 
@@ -34,7 +36,7 @@ const bad: [string, unknown, RegExp, RegExp][] = [
   ['serviceSubnet without a 10th address', { networking: { serviceSubnet: '10.96.0.0/29' } }, /networking\.serviceSubnet/, /kube-dns.*10th address/],
   ['podSubnet smaller than a node /24', { networking: { podSubnet: '10.244.0.0/25' } }, /networking\.podSubnet/, /\/24/],
   ['podSubnet too large for the node CIDR allocator', { networking: { podSubnet: '128.0.0.0/7', serviceSubnet: '10.96.0.0/12' } }, /networking\.podSubnet/, /between \/8 and \/24/],
-  ['Kubernetes minor without a CoreDNS pin', { kubernetesVersion: 'v1.36.0' }, /kubernetesVersion/, /no CoreDNS version is pinned for Kubernetes 1\.36/],
+  ['Kubernetes minor not in the versions table, even with dns.imageTag', { kubernetesVersion: 'v1.38.0', dns: { imageTag: 'v1.14.6' } }, /kubernetesVersion/, /Kubernetes 1\.38 is not supported/],
   ['unknown plugin', { networking: { plugin: 'calico' } }, /networking\.plugin/, /flannel|none/],
   ['unknown backend', { networking: { flannel: { backend: 'udp' } } }, /networking\.flannel\.backend/, /vxlan|host-gw/],
   ['flannel image without a tag', { networking: { flannel: { image: 'ghcr.io/flannel-io/flannel' } } }, /networking\.flannel\.image/, /tag or digest/],

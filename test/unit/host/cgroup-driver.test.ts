@@ -22,6 +22,16 @@ test('containerd: SystemdCgroup true → systemd; false, unset or no config.toml
   assert.equal((await runtimeCgroupDriver(containerd('[plugins.cri.containerd.runtimes.runc.options]\nSystemdCgroup = true\n')))?.driver, 'systemd', 'config version 1');
 });
 
+test('containerd 2 (config version 3): SystemdCgroup of io.containerd.cri.v1.runtime, as the bed writes it; the version 2 table is not read there', async () => {
+  const { containerdConfig } = await import('../../bed/kubelet.ts');
+  assert.equal((await runtimeCgroupDriver(containerd(containerdConfig('bed'))))?.driver, 'systemd');
+  assert.equal((await runtimeCgroupDriver(containerd(containerdConfig('debian'))))?.driver, 'systemd');
+  const v3 = (systemd: boolean) => `version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]\nSystemdCgroup = ${systemd}\n`;
+  assert.equal((await runtimeCgroupDriver(containerd(v3(true))))?.driver, 'systemd');
+  assert.equal((await runtimeCgroupDriver(containerd(v3(false))))?.driver, 'cgroupfs');
+  assert.equal((await runtimeCgroupDriver(containerd(`version = 3\n${v2(true).replace('version = 2\n', '')}`)))?.driver, 'cgroupfs', 'a version 2 table in a version 3 file is ignored by containerd 2');
+});
+
 test('CRI-O: cgroup_manager, drop-ins win; unset → systemd', async () => {
   const crio = (entries: Record<string, string>) => ({ config: sampleConfig({ kubelet: { cgroupDriver: 'systemd', criSocket: 'unix:///var/run/crio/crio.sock', extraConfig: {} } }), files: files(entries) });
   assert.equal((await runtimeCgroupDriver(crio({})))?.driver, 'systemd');

@@ -1,0 +1,70 @@
+/**
+ * The peer of a conformance run: the same bed hosts, binaries and images made into a cluster by
+ * `kubeadm init` / `kubeadm join` of the same version (`npm run conformance -- <tier> --peer kubeadm`).
+ * etcd is the host's etcd unit (the bed's 3.6 build) as plain-HTTP external etcd, as bench/kubeadm.ts
+ * does; the pod network is the bed's bridge CNI with a route per peer's pod subnet (kubeadm installs no
+ * CNI); kube-proxy and CoreDNS are kubeadm's. On this cgroup v1 machine kubeadm ≥ 1.35 needs its
+ * preflight errors ignored (SystemVerification) and `failCgroupV1: false` in the KubeletConfiguration,
+ * which init uploads to the `kubelet-config` ConfigMap that joins read. Each worker joins with its own
+ * token, given in a JoinConfiguration file (0600), never on a command line.
+ */
+import type { Host } from '../bed/bed.ts';
+import { routePodSubnets } from '../bed/kubelet.ts';
+import { addonImageArchives } from '../bed/addon-images.ts';
+import { K8S_VERSION } from '../bed/bed.ts';
+
+const CRI = 'unix:///run/containerd/containerd.sock';
+
+const initConfig = (cp: Host) => `apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint: { advertiseAddress: ${cp.ip}, bindPort: 6443 }
+nodeRegistration: { name: ${cp.name}, criSocket: ${CRI}, ignorePreflightErrors: [all], imagePullPolicy: IfNotPresent }
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: ${K8S_VERSION}
+etcd: { external: { endpoints: [http://127.0.0.1:2379] } }
+networking: { podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12 }
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: systemd
+failSwapOn: false
+failCgroupV1: false
+---
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+conntrack: { maxPerCore: 0 }
+`;
+
+const joinConfig = (w: Host, endpoint: string, token: string, hash: string) => `apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken: { apiServerEndpoint: "${endpoint}", token: "${token}", caCertHashes: ["${hash}"] }
+nodeRegistration: { name: ${w.name}, criSocket: ${CRI}, ignorePreflightErrors: [all] }
+`;
+
+async function must(host: Host, argv: string[], what: string): Promise<string> {
+  const r = await host.exec(argv, { timeoutMs: 900_000 });
+  if (r.code !== 0) throw new Error(`${what} on ${host.name} exited ${r.code}\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+  return r.stdout;
+}
+
+/** Makes the kubeadm cluster on `cp` and `workers` (kubelet hosts with the bed's CNI). */
+export async function kubeadmCluster(cp: Host, workers: Host[], log: (m: string) => void): Promise<void> {
+  const nodes = [cp, ...workers];
+  // kubeadm's CoreDNS Deployment asks for the CoreDNS image the bed builds.
+  await Promise.all(nodes.map((h) => h.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', addonImageArchives()[0]!], { timeoutMs: 300_000 })));
+  await routePodSubnets(nodes);
+  await cp.writeFile('/root/kubeadm.yaml', initConfig(cp));
+  await cp.execOk(['systemctl', 'start', 'etcd.service'], { timeoutMs: 120_000 });
+  await must(cp, ['kubeadm', 'init', '--config', '/root/kubeadm.yaml'], 'kubeadm init');
+  log('kubeadm init done');
+  const hash = (await must(cp, ['sh', '-c', "openssl x509 -pubkey -noout -in /etc/kubernetes/pki/ca.crt | openssl pkey -pubin -outform der | sha256sum | cut -d' ' -f1"], 'CA hash')).trim();
+  for (const w of workers) {
+    const token = (await must(cp, ['kubeadm', 'token', 'create', '--ttl', '1h'], 'kubeadm token create')).trim();
+    await w.writeFile('/root/kubeadm-join.yaml', joinConfig(w, `${cp.ip}:6443`, token, `sha256:${hash}`), 0o600);
+    await must(w, ['kubeadm', 'join', '--config', '/root/kubeadm-join.yaml'], 'kubeadm join');
+    log(`${w.name} joined (kubeadm)`);
+  }
+}

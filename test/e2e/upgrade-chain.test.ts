@@ -1,0 +1,115 @@
+/**
+ * The whole supported upgrade chain on the bed, one minor per hop: a control plane and a worker made
+ * at v1.34.4 (the "existing clusters" minor, flannel, CoreDNS, a workload on the worker), then
+ * v1.34.4 → v1.35.4 → v1.36.3 → v1.37.2. Each hop: `upgrade plan` allows it (the skew checks) and a
+ * skipped minor is refused; `upgrade apply` while a prober in the worker opens a new TLS connection to
+ * the control plane's /readyz every 100 ms (the API-gap prober; the longest gap is printed per hop);
+ * every component and CoreDNS at the hop's pairing; both kubelets follow with `upgrade node` after the
+ * "distro" installed the new kubelet; the config's kubernetesVersion moves along and a re-run of
+ * bootstrap converges. The workload pod is never restarted by a control-plane hop. Hosts uc12cp, uc12w.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { bootHost, CACHE_DIR, type Host, REPO_ROOT } from '../bed/bed.ts';
+import { importKubeceptionImage } from '../bed/kubeception-image.ts';
+import { BED_FLANNEL_CNI_PLUGIN_IMAGE, TEST_IMAGE } from '../bed/addon-images.ts';
+import { CONTROL_PLANE_IMAGES } from '../bed/kubelet.ts';
+import { runOk } from '../bed/proc.ts';
+import { installKubelet } from '../bed/upgrade.ts';
+import { kc, writeConfig } from '../helpers/bed-cli.ts';
+import { startProber } from '../helpers/prober.ts';
+import { ADMIN, getJson, kubectl, waitFor } from '../helpers/cluster.ts';
+import { coreDNSVersion } from '../../manifests/addons/versions.ts';
+
+const CHAIN = ['v1.34.4', 'v1.35.4', 'v1.36.3', 'v1.37.2'];
+const FROM = CHAIN[0]!;
+const CONFIG = { distro: 'debian', networking: { flannel: { cniPluginImage: BED_FLANNEL_CNI_PLUGIN_IMAGE } } };
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const corednsArchive = (v: string) => join(CACHE_DIR, 'images', 'addons', `coredns-${coreDNSVersion(v)}.tar`);
+
+describe(`upgrade chain ${CHAIN.join(' → ')}`, { timeout: 5_400_000 }, () => {
+  let cp: Host;
+  let w: Host;
+  const gaps: string[] = [];
+  const images = async () => {
+    const out: Record<string, string> = {};
+    for (const [kind, name] of [['daemonset', 'kube-apiserver'], ['deployment', 'kube-controller-manager'], ['deployment', 'kube-scheduler'], ['daemonset', 'kube-proxy'], ['deployment', 'coredns']] as const)
+      out[name] = (await getJson(cp, '-n', 'kube-system', kind, name)).spec.template.spec.containers[0].image.split(':').pop();
+    return out;
+  };
+  const workload = async () => ((await getJson(cp, 'pods', '-l', 'app=chain-workload')).items as any[]).map((p) => `${p.metadata.uid} restarts=${p.status.containerStatuses?.[0]?.restartCount}`).sort();
+
+  before(async () => {
+    const t0 = Date.now();
+    // The chain's versions other than the default, with their CoreDNS and images (cached; seconds when warm).
+    await runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'setup-upgrade.sh')], { timeoutMs: 3_600_000 });
+    [cp, w] = await Promise.all(['uc12cp', 'uc12w'].map((name) => bootHost({ name, kubelet: { cni: 'none', version: FROM }, bootTimeoutMs: 180_000 }))) as [Host, Host];
+    for (const v of CHAIN.slice(1)) {
+      const archives = [...CONTROL_PLANE_IMAGES.map((c) => join(CACHE_DIR, 'images', v, `${c}.tar`)), corednsArchive(v)];
+      for (const h of [cp, w]) await Promise.all(archives.map((a) => h.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', a], { timeoutMs: 300_000 })));
+    }
+    await importKubeceptionImage(cp);
+    for (const h of [cp, w]) await writeConfig(h, { ...CONFIG, kubernetesVersion: FROM });
+    // 1.34 is kept for existing clusters only: this one is made on purpose, to upgrade it.
+    const r = await kc(cp, ['run', 'bootstrap', '--ignore-preflight-errors', 'KubernetesVersionSupport'], { timeoutMs: 900_000 });
+    assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
+    const line = r.stdout.split('\n').find((l) => l.includes('kubeception run join'))!;
+    const words = line.trim().split(/\s+/);
+    const flag = (f: string) => [f, words[words.indexOf(f) + 1]!];
+    const token = (await kc(cp, ['token', 'create'])).stdout.trim();
+    const j = await kc(w, ['run', 'join', ...flag('--url'), ...flag('--ca-cert-hash'), '--wait-for-network'], { timeoutMs: 600_000, env: { KUBECEPTION_TOKEN: token } });
+    assert.equal(j.code, 0, `join failed:\n${j.stderr}\n${j.stdout.slice(-2000)}`);
+    await kubectl(cp, 'create', 'deployment', 'chain-workload', `--image=${TEST_IMAGE}`, '--', 'sleep', '1000000');
+    await kubectl(cp, 'patch', 'deployment', 'chain-workload', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { 'kubernetes.io/hostname': w.name } } } } }));
+    await kubectl(cp, 'rollout', 'status', 'deployment/chain-workload', '--timeout=180s');
+    console.log(`[time] ${secs(Date.now() - t0)}  set-up at ${FROM}`);
+  });
+  after(async () => {
+    console.log(`longest /readyz gap per hop: ${gaps.join('; ')}`);
+    await Promise.all([cp, w].map((h) => h?.destroy()));
+  });
+
+  for (const [i, target] of CHAIN.slice(1).entries()) {
+    const from = CHAIN[i]!;
+    test(`${from} → ${target}: plan allows it, apply with the prober, both kubelets follow, bootstrap converges at the new version`, async () => {
+      const t0 = Date.now();
+      const skip = CHAIN[i + 2];
+      if (skip) {
+        const r = await kc(cp, ['upgrade', 'apply', skip]);
+        assert.equal(r.code, 2, r.stderr);
+        assert.match(r.stderr, /ControlPlaneMinorSkew/);
+      }
+      const plan = await kc(cp, ['upgrade', 'plan', target, '--output', 'json']);
+      assert.equal(plan.code, 0, plan.stderr);
+      assert.equal(JSON.parse(plan.stdout).allowed, true);
+      const pods = await workload();
+      const prober = await startProber(w, `https://${cp.ip}:6443/readyz`);
+      const r = await kc(cp, ['upgrade', 'apply', target, '--output', 'json'], { timeoutMs: 1_800_000 });
+      const gap = await prober.stop();
+      assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(-3000)}`);
+      gaps.push(`${from} → ${target} ${gap.gapMs} ms (${gap.failed}/${gap.total} probes failed)`);
+      console.log(`upgrade apply ${from} → ${target}: ${secs(Date.now() - t0)}; longest /readyz gap ${gap.gapMs} ms`);
+      const want = { 'kube-apiserver': target, 'kube-controller-manager': target, 'kube-scheduler': target, 'kube-proxy': target, coredns: coreDNSVersion(target) };
+      assert.deepEqual(await images(), want);
+      assert.equal(JSON.parse(await kubectl(cp, 'get', '--raw', '/version')).gitVersion, target);
+      assert.deepEqual(await workload(), pods, 'the workload pod was not restarted by the control-plane hop');
+      assert.ok(gap.gapMs <= 5_000, `the API was down ${gap.gapMs} ms`);
+      await w.writeFile('/root/admin.conf', await cp.readFile(ADMIN), 0o600);
+      for (const [h, args] of [[cp, []], [w, ['--kubeconfig', '/root/admin.conf']]] as const) {
+        await installKubelet(h, target);
+        const n = await kc(h, ['upgrade', 'node', ...args], { timeoutMs: 900_000 });
+        assert.equal(n.code, 0, `upgrade node on ${h.name}: ${n.stderr}\n${n.stdout.slice(-2000)}`);
+      }
+      await waitFor('both kubelets at the target and Ready', 300_000, async () => {
+        const ns = (await getJson(cp, 'nodes')).items as any[];
+        return ns.length === 2 && ns.every((n) => n.status.nodeInfo.kubeletVersion === target && n.status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
+      });
+      await writeConfig(cp, { ...CONFIG, kubernetesVersion: target });
+      const b = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
+      assert.equal(b.code, 0, `bootstrap at ${target}: ${b.stderr}\n${b.stdout.slice(-2000)}`);
+      await kubectl(cp, 'rollout', 'status', 'deployment/chain-workload', '--timeout=300s');
+      console.log(`[time] ${secs(Date.now() - t0)}  hop ${from} → ${target}`);
+    });
+  }
+});
