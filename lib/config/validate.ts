@@ -167,9 +167,6 @@ function checkMinor(kubernetesVersion: string, file: string, notices: string[]):
     notices.push(`Kubernetes ${minor} is past upstream end of life: kubeception serves existing ${minor} clusters only (upgrade them with \`kubeception upgrade apply\` to ${SUPPORTED_MINORS[0]}); supported: ${SUPPORTED_MINORS.join(', ')}`);
 }
 
-/** KubeletConfiguration fields kubeception sets from its own config; `kubelet.extraConfig` may not override them. */
-const KUBELET_OWNED = ['apiVersion', 'kind', 'cgroupDriver', 'containerRuntimeEndpoint', 'staticPodPath', 'clusterDNS', 'clusterDomain', 'authentication', 'authorization'];
-
 const IMAGE_REF = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
 
 /**

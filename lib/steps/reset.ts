@@ -120,7 +120,10 @@ export async function removeNode(ctx: Context): Promise<StepOutcome> {
     if (await api.delete(ref)) changed.push(`Node ${ctx.config.nodeName} deleted`);
     // One controller replica per remaining control-plane node (a replica for this node would stay Pending).
     if (wasControlPlane) {
-      const { scaled, replicas } = await scaleControllers(api).catch((err) => (ctx.log.warn(`could not scale the controllers: ${why(err)}`), { scaled: [], replicas: 0 }));
+      const { scaled, replicas } = await scaleControllers(api).catch((err) => {
+        ctx.log.warn(`could not scale the controllers: ${why(err)}`);
+        return { scaled: [] as string[], replicas: 0 };
+      });
       if (scaled.length) changed.push(`${scaled.join(', ')} scaled to ${replicas}`);
     }
   } catch (err) {

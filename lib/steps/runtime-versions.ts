@@ -131,7 +131,7 @@ export const containerRuntimeVersionCheck: Check = {
   async run(ctx) {
     const bin = await ctx.sh.which(ctx.config.distro.binaries.kubelet);
     const kubelet = bin ? versionIn((await ctx.sh.read([bin, '--version'], { allowFail: true, timeoutMs: 15_000 })).stdout) : undefined;
-    if (!kubelet || kubelet.major !== 1 || kubelet.minor < 37) return undefined;
+    if (kubelet?.major !== 1 || kubelet.minor < 37) return undefined;
     const runtime = await containerdVersion(ctx);
     if (!runtime || runtime.major >= 2) return undefined;
     ctx.log.warn(`[ContainerRuntimeVersion] containerd ${show(runtime)} has no CRI RuntimeConfig call: the kubelet v${kubelet.major}.${kubelet.minor} falls back to its own cgroupDriver, a fallback Kubernetes 1.38 removes; 1.38 will need containerd 2.0 or newer (and a cgroup driver set in containerd's config)`);

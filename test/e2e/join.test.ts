@@ -7,7 +7,7 @@
  * impostor the test runs inside the worker (every request line, header and body it receives is kept);
  * a taken node name gets no certificate even through a raw CSR posted with the token.
  */
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootHost, REPO_ROOT, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
