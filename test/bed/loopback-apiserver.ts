@@ -91,7 +91,7 @@ export async function startLoopbackApiserver(): Promise<LoopbackApiserver> {
     start([join(CACHE_DIR, 'k8s', K8S_VERSION, 'bin', 'kube-apiserver'), `--etcd-servers=${etcdUrl}`, `--secure-port=${port}`, '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1', `--tls-cert-file=${p('apiserver.crt')}`, `--tls-private-key-file=${p('apiserver.key')}`, `--client-ca-file=${p('ca.crt')}`,
       `--service-account-key-file=${p('sa.pub')}`, `--service-account-signing-key-file=${p('sa.key')}`, '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--authorization-mode=Node,RBAC', '--enable-bootstrap-token-auth=true', '--enable-admission-plugins=NodeRestriction', '--service-cluster-ip-range=10.96.0.0/12',
+      '--endpoint-reconciler-type=none', '--authorization-mode=Node,RBAC', '--enable-bootstrap-token-auth=true', '--enable-admission-plugins=NodeRestriction', '--service-cluster-ip-range=10.96.0.0/12',
       `--cert-dir=${p('certs')}`]);
     const url = `https://127.0.0.1:${port}`;
     const deadline = Date.now() + 90_000;

@@ -244,7 +244,7 @@ describe('kubelet host', { timeout: 300_000 }, () => {
     assert.equal(JSON.parse(await host.readFile('/etc/cni/net.d/10-bed.conflist')).plugins[0].ipam.ranges[0][0].subnet, host.podSubnet);
     const ctrRun = (image: string, ...argv: string[]) =>
       ok(host, ['ctr', '-n', 'k8s.io', 'run', '--rm', '--net-host', '--privileged', `registry.k8s.io/${image}:${K8S_VERSION}`, `bed-${Date.now()}`, ...argv]);
-    assert.match(await ctrRun('kube-apiserver', '/usr/local/bin/kube-apiserver', '--version'), /^Kubernetes v1\.34\.4$/m);
+    assert.match(await ctrRun('kube-apiserver', '/usr/local/bin/kube-apiserver', '--version'), new RegExp(`^Kubernetes ${K8S_VERSION.replaceAll('.', '\\.')}$`, 'm'));
     await ctrRun('kube-proxy', 'iptables', '-t', 'nat', '-N', 'BED-TEST');
     assert.match(await ctrRun('kube-proxy', 'iptables-save', '-t', 'nat'), /^:BED-TEST/m, 'iptables in the kube-proxy image works');
     const t0 = Date.now();
@@ -263,7 +263,7 @@ describe('kubelet host', { timeout: 300_000 }, () => {
     assert.equal((tasks.match(/RUNNING/g) ?? []).length, 2, `sandbox + container running:\n${tasks}`);
     assert.doesNotMatch(log, /command failed/);
     const ctrs = await ok(host, ['ctr', '-n', 'k8s.io', 'containers', 'ls']);
-    assert.match(ctrs, /registry\.k8s\.io\/pause:3\.10\.1/);
+    assert.match(ctrs, new RegExp(PAUSE_IMAGE.replaceAll('.', '\\.')));
     assert.ok(host.podSubnet && pod.ip.startsWith(host.podSubnet.split('.').slice(0, 3).join('.')), `pod IP ${pod.ip} in ${host.podSubnet}`);
   });
 
@@ -306,7 +306,7 @@ describe('kubelet host', { timeout: 300_000 }, () => {
       if (/^node-k\s+Ready\s/m.test(nodes) && (pods.match(/\s1\/1\s+Running\s/g) ?? []).length === 4) break;
       await sleep(1_000);
     }
-    assert.match(nodes, /^node-k\s+Ready\s+control-plane\s.*v1\.34\.4$/m);
+    assert.match(nodes, new RegExp(`^node-k\\s+Ready\\s+control-plane\\s.*${K8S_VERSION.replaceAll('.', '\\.')}$`, 'm'));
     for (const c of ['kube-apiserver-node-k', 'kube-controller-manager-node-k', 'kube-scheduler-node-k', 'kube-proxy-']) {
       assert.match(pods, new RegExp(`^${c}\\S*\\s+1/1\\s+Running\\s`, 'm'), `${c} Running:\n${pods}`);
     }
