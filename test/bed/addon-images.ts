@@ -12,7 +12,9 @@ import { COREDNS_VERSIONS, FLANNEL_VERSION, kubernetesMinor } from '../../manife
 
 /** The version of containernetworking/plugins whose `plugins/meta/flannel` the bed builds (flannel-io/cni-plugin is not served by the Go module proxy). */
 export const CNI_PLUGINS_VERSION = 'v0.9.1';
-export const COREDNS_VERSION = COREDNS_VERSIONS[kubernetesMinor(K8S_VERSION) ?? ''] ?? 'v1.12.1';
+/** The CoreDNS kubeadm pairs with Kubernetes `version` (the bed's default version unless given). */
+export const corednsFor = (version: string = K8S_VERSION) => COREDNS_VERSIONS[kubernetesMinor(version) ?? ''] ?? 'v1.12.1';
+export const COREDNS_VERSION = corednsFor();
 
 /** Image names as kubeception's manifests ask for them (CoreDNS, flannel) or as a test config names them. */
 export const COREDNS_IMAGE = `registry.k8s.io/coredns/coredns:${COREDNS_VERSION}`;
@@ -22,27 +24,30 @@ export const BED_FLANNEL_CNI_PLUGIN_IMAGE = `localhost/flannel-cni-plugin:${CNI_
 /** busybox-static: sh, nslookup, wget, httpd, nc, ping. */
 export const TEST_IMAGE = 'localhost/bed-tools:busybox';
 
-const env = () => ({ ...process.env, COREDNS_VERSION, FLANNEL_VERSION, CNI_PLUGINS_VERSION });
+const env = (version: string) => ({ ...process.env, COREDNS_VERSION: corednsFor(version), FLANNEL_VERSION, CNI_PLUGINS_VERSION });
 
-/** Archive paths of the addon and test images (what images.sh writes). */
-export function addonImageArchives(): string[] {
+/**
+ * Archive paths of the addon and test images (what images.sh writes), with the CoreDNS of Kubernetes
+ * `version`: a host booted at another version (the upgrade suites' v1.34.4) runs that version's CoreDNS.
+ */
+export function addonImageArchives(version: string = K8S_VERSION): string[] {
   const dir = join(CACHE_DIR, 'images', 'addons');
-  return [`coredns-${COREDNS_VERSION}`, `flannel-${FLANNEL_VERSION}`, `flannel-cni-plugin-${CNI_PLUGINS_VERSION}`, 'bed-tools-busybox'].map((n) => join(dir, `${n}.tar`));
+  return [`coredns-${corednsFor(version)}`, `flannel-${FLANNEL_VERSION}`, `flannel-cni-plugin-${CNI_PLUGINS_VERSION}`, 'bed-tools-busybox'].map((n) => join(dir, `${n}.tar`));
 }
 
-let building: Promise<unknown> | undefined;
+const building = new Map<string, Promise<unknown>>();
 
-/** Builds the addon binaries and images if any archive is missing (cached by version). @returns the archives. */
-export async function ensureAddonImages(): Promise<string[]> {
-  const archives = addonImageArchives();
+/** Builds the addon binaries and images of `version` if any archive is missing (cached by version). @returns the archives. */
+export async function ensureAddonImages(version: string = K8S_VERSION): Promise<string[]> {
+  const archives = addonImageArchives(version);
   if (!archives.every((a) => existsSync(a))) {
-    building ??= (async () => {
-      await runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'build-addons.sh')], { timeoutMs: 1_800_000, env: env() });
-      await runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'images.sh')], { timeoutMs: 600_000, env: env() });
-    })().finally(() => {
-      building = undefined;
-    });
-    await building;
+    const coredns = corednsFor(version);
+    if (!building.has(coredns))
+      building.set(coredns, (async () => {
+        await runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'build-addons.sh')], { timeoutMs: 1_800_000, env: env(version) });
+        await runOk(['bash', join(REPO_ROOT, 'test', 'bed', 'images.sh')], { timeoutMs: 600_000, env: { ...env(version), K8S_VERSION: version } });
+      })().finally(() => building.delete(coredns)));
+    await building.get(coredns);
   }
   return archives;
 }

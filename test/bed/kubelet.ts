@@ -211,7 +211,7 @@ export function defaultPodSubnet(ip: string): string {
 export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = {}): Promise<void> {
   ensureInotifyInstances();
   const cni = opts.cni ?? 'bed';
-  const archives = opts.images === false ? [] : [...(await ensureImages(opts.version)), ...(cni === 'none' ? await ensureAddonImages() : [])];
+  const archives = opts.images === false ? [] : [...(await ensureImages(opts.version)), ...(cni === 'none' ? await ensureAddonImages(opts.version) : [])];
   for (const b of kubeletBinds(opts.version)) await host.bind(b);
   const podSubnet = opts.podSubnet ?? defaultPodSubnet(host.ip);
   await host.writeFile('/etc/containerd/config.toml', containerdConfig(host.runtime.containerd));
