@@ -10,14 +10,17 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bootHost, type Host } from '../bed/bed.ts';
+import { bootHost, K8S_VERSION, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { assertSameTree, kc, snapshot, stepsWith, writeConfig } from '../helpers/bed-cli.ts';
 import { ADMIN, assertBootstrapped } from '../helpers/converged.ts';
 import { printedJoin } from '../helpers/join-command.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const BAD = 'v1.35.0';
+// The same minor as the bed's kubelet (a kubelet newer than the control plane is a preflight error of its
+// own, KubeletVersion) but a patch release whose images the bed never built.
+const BAD = K8S_VERSION.replace(/\.\d+$/, '.0');
+if (BAD === K8S_VERSION) throw new Error(`runtime-state needs a bed version with a patch release above .0 (K8S_VERSION=${K8S_VERSION})`);
 
 describe('runtime state on the bed: unavailable images, cgroup driver mismatch', { timeout: 1_500_000 }, () => {
   let cp: Host;
