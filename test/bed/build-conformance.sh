@@ -72,4 +72,5 @@ if [[ ! -x "$CRANE_OUT/crane" ]]; then
   log "built crane in $((SECONDS - start)) s"
 fi
 
+bash "$HERE/build-busybox.sh"
 K8S_VERSION="$K8S_VERSION" bash "$HERE/conformance-images.sh"

@@ -14,7 +14,8 @@
 #       dig, getent, curl, nc (OpenBSD), bash, dash as /bin/sh, with their libraries. ENTRYPOINT /agnhost,
 #       CMD pause.
 #   kitten, nautilus     agnhost + the picture and data.json of test/images/<name>/html; CMD test-webserver.
-#   busybox              busybox-static applets; CMD sh.        nonroot: busybox, USER 1234.
+#   busybox              upstream BusyBox's applets (build-busybox.sh: Debian's drops environment
+#                        variables that are not shell identifiers); CMD sh.  nonroot: busybox, USER 1234.
 #   nonewprivs           busybox + /usr/local/bin/nnp, setuid; CMD nnp.
 #   nginx (and NginxNew) busybox httpd on :80 serving /usr/share/nginx/html (a shell that exits on SIGTERM
 #                        as nginx does); the specs only need a long-running web server.
@@ -34,20 +35,27 @@ ETCD_BIN="$CACHE/etcd/${ETCD_VERSION:-v3.6.16}/bin/etcd"
 SRC="$GOMODCACHE/k8s.io/kubernetes@$K8S_VERSION"
 MANIFEST="$SRC/test/utils/image/manifest.go"
 REPO=registry.k8s.io
-BUSYBOX=/bin/busybox
+BUSYBOX="${BUSYBOX:-$CACHE/busybox/${BUSYBOX_VERSION:-1.37.0}/bin/busybox}"
 
 log() { printf '[conformance-images %s] %s\n' "$(date +%T)" "$*" >&2; }
 # shellcheck source=test/bed/image-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/image-lib.sh"
 [[ -f $MANIFEST ]] || { log "missing $MANIFEST: run build-conformance.sh (it downloads k8s.io/kubernetes@$K8S_VERSION)"; exit 1; }
 for f in "$BIN/agnhost" "$BIN/nnp" "$BIN/sample-apiserver" "$ETCD_BIN" "$BUSYBOX" /usr/bin/dig /usr/bin/getent /usr/bin/curl /usr/bin/nc.openbsd; do
-  [[ -x $f ]] || { log "missing $f (build-conformance.sh, build-etcd.sh; apt-get install busybox-static bind9-dnsutils curl netcat-openbsd)"; exit 1; }
+  [[ -x $f ]] || { log "missing $f (build-conformance.sh, build-etcd.sh, build-busybox.sh; apt-get install bind9-dnsutils curl netcat-openbsd)"; exit 1; }
 done
 mkdir -p "$OUT"
 exec 9>"$OUT/.lock"
 flock 9
 tmp="$(mktemp -d /tmp/kubeception-cimages.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
+# The archives hold this busybox: built with another one (an older cache), they are built again.
+stamp="$(sha256sum "$BUSYBOX" | cut -d' ' -f1)"
+if [[ $(cat "$OUT/.busybox" 2>/dev/null) != "$stamp" ]]; then
+  log "busybox changed: the images are built again"
+  rm -f "$OUT"/*.tar
+  echo "$stamp" >"$OUT/.busybox"
+fi
 
 # ref ID → the image manifest.go names for that ImageID ("" if the release has none).
 declare -A REGISTRY=()

@@ -1,5 +1,5 @@
 # Helpers of the bed's image scripts (images.sh, conformance-images.sh): sourced, not run. They expect
-# $tmp (a scratch dir), $REPO (the default registry of build_image), $BUSYBOX (Debian's busybox-static) and
+# $tmp (a scratch dir), $REPO (the default registry of build_image), $BUSYBOX (a static busybox: the caller says which) and
 # a log function. Images are built with umoci from files of this machine and named with skopeo, as
 # docker-archive tarballs that `ctr -n k8s.io images import` names exactly as a kubelet asks for them.
 

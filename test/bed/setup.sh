@@ -13,7 +13,8 @@ step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 # --- Debian packages (idempotent: installs only what is missing) -------------------------------------------
 PACKAGES=(systemd-container etcd-server etcd-client containerd runc containernetworking-plugins umoci skopeo
   debootstrap iproute2 dbus jq iputils-ping curl busybox-static haproxy
-  bind9-dnsutils netcat-openbsd) # the last two: dig and nc for the conformance images (test/bed/conformance-images.sh)
+  bind9-dnsutils netcat-openbsd # dig and nc for the conformance images (test/bed/conformance-images.sh)
+  gcc make libc6-dev bzip2) # upstream BusyBox for the conformance images (test/bed/build-busybox.sh)
 step "apt packages"
 missing=()
 for p in "${PACKAGES[@]}"; do
