@@ -66,15 +66,8 @@ const ARGS = {
 
 const list = (s: unknown) => (typeof s === 'string' ? s.split(',').map((x) => x.trim()).filter(Boolean) : []);
 
-/** Streams for output; tests pass their own. */
-export interface CliIO {
-  stdout: (s: string) => void;
-  stderr: (s: string) => void;
-  cwd: string;
-  isTTY: boolean;
-  /** True once stdout's reader went away (`| head`): the run goes on, the summary goes to stderr. */
-  stdoutClosed?: () => boolean;
-}
+export type { CliIO } from './cli-io.ts';
+import type { CliIO } from './cli-io.ts';
 
 const defaultIO = (): CliIO => {
   const [out, err] = [guardStdout(process.stdout), guardStdout(process.stderr)];

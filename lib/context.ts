@@ -60,11 +60,11 @@ export interface TaskState {
   /** Written by join's `discovery`: what the join service answered. */
   join?: { apiserver: string; caPem: string };
   /** Written by reset's `residue-report`: what of kubeception's remains on the host. */
-  resetReport?: import('./reset/residue.ts').ResidueReport;
+  resetReport?: import('./reset/types.ts').ResidueReport;
   /** The reset's ownership facts, read once before anything is removed (lib/reset/ownership.ts `resetFacts`). */
-  resetFacts?: import('./reset/ownership.ts').OwnershipFacts;
+  resetFacts?: import('./reset/types.ts').OwnershipFacts;
   /** Written by `upgrade-preflight` (and kept current by the upgrade steps): the upgrade's journal. */
-  upgrade?: import('./steps/upgrade.ts').UpgradeJournal;
+  upgrade?: import('./upgrade/journal.ts').UpgradeJournal;
   /** Written by `upgrade-node-preflight`: the cluster's version, the running kubelet's, and whether this is a worker. */
   upgradeNode?: { target: string; running: string; worker: boolean };
   /** Written by `bootstrap-token`: the join command for workers (holds the token; printed once, never logged). */

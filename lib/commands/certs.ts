@@ -102,7 +102,7 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       return ExitCode.ok;
     }
     if (sub !== 'renew') throw new (await import('../errors.ts')).InputError('usage', { what: `certs ${sub ?? ''}`.trim(), why: 'unknown certs subcommand', fix: 'use `kubeception certs check-expiration`, `kubeception certs renew all|NAME` or `kubeception certs upload [--ttl 2h]`' });
-    const { joinedControlPlane } = await import('../steps/preflight.ts');
+    const { joinedControlPlane } = await import('../steps/joined-control-plane.ts');
     const joined = await joinedControlPlane(ctx);
     const names = selectNames(ctx, name);
     const renewed = await renewHostCertificates(ctx, names);

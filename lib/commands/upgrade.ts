@@ -16,7 +16,7 @@ import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../ta
 import { makeContext, realBackends, type HostBackends } from '../runtime.ts';
 import { redactingLogger, type Redactor } from '../events.ts';
 import type { Logger, RunOptions } from '../context.ts';
-import type { CliIO } from '../cli.ts';
+import type { CliIO } from '../cli-io.ts';
 
 type Args = Record<string, unknown> & { _: string[] };
 

@@ -41,20 +41,8 @@ export const CRI_LOOPBACK_NETWORK = 'cni-loopback';
 /** Where a reset records the pod network namespaces before it removes the pods (read by the next reset if this one is killed). */
 export const RESET_JOURNAL = '/var/lib/kubeception/reset-netns.json';
 
-/** Everything the ownership rules decide on, read once from the host. */
-export interface OwnershipFacts {
-  /** The manifest's paths, or undefined on a host set up before the manifest (or never by kubeception). */
-  recorded?: ReadonlyMap<string, OwnedKind>;
-  /** The kubelet on this host is kubeception's (its config or drop-in recorded or marked). */
-  kubelet: boolean;
-  /** kubeception's flannel ran here (the kubelet is ours and `networking.plugin` is flannel). */
-  flannel: boolean;
-  /** This cluster's CNI network names, and the pod network's bridge. */
-  networks: string[];
-  bridge?: string;
-  /** The flannel conflist holds exactly what kubeception's DaemonSet installs. */
-  flannelConfOurs: boolean;
-}
+export type { OwnershipFacts } from './types.ts';
+import type { OwnershipFacts } from './types.ts';
 
 type Ctx = Pick<Context, 'files' | 'config'>;
 

@@ -12,23 +12,8 @@ import { ownershipFacts } from './ownership.ts';
 import { OWN_COMMANDS, OWN_PORTS, OWN_PROCESSES, RECOVERY_UNIT } from './owned.ts';
 import type { Context } from '../context.ts';
 
-/** Residue categories, in report order. */
-export const CATEGORIES = ['processes', 'containers', 'mounts', 'netns', 'links', 'routes', 'chains', 'ports', 'files', 'units'] as const;
-export type Category = (typeof CATEGORIES)[number];
-
-/** The report. `residue` lists what of ours remains per category (empty: clean). */
-export interface ResidueReport {
-  kind: 'ResetReport';
-  residue: Record<Category, string[]>;
-  /** Files in the scanned directories (and candidates) not proven this cluster's: kept. */
-  foreign: string[];
-  /** Other state that looks like the cluster's but is not proven so (another runtime's): kept. */
-  foreignState: { mounts: string[]; netns: string[]; links: string[]; chains: string[] };
-  /** How ownership was decided, when it matters (e.g. no ownership manifest). */
-  notes: string[];
-  /** What was kept on purpose (e.g. the etcd data dir under `--keep-etcd-data`). */
-  kept: string[];
-}
+export { CATEGORIES, type Category, type ResidueReport } from './types.ts';
+import { CATEGORIES, type ResidueReport } from './types.ts';
 
 type Ctx = Pick<Context, 'sh' | 'files' | 'config' | 'systemd' | 'options'>;
 

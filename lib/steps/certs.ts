@@ -13,7 +13,7 @@ import type { ResolvedConfig } from '../types.ts';
 export const renewalWindowDays = (config: ResolvedConfig) => config.certificateRenewBeforeDays ?? DEFAULT_RENEWAL_WINDOW_DAYS;
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
-import type { Check } from './preflight.ts';
+import type { Check } from './preflight-check.ts';
 
 /**
  * Preflight check `Certificates`: every existing CA certificate has its key and they match, so the

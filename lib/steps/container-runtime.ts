@@ -4,7 +4,7 @@
  */
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
-import type { Check } from './preflight.ts';
+import type { Check } from './preflight-check.ts';
 
 /** Preflight check `Service-container-runtime`: the distro's runtime unit is installed. */
 export const containerRuntimeCheck: Check = {

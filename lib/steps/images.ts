@@ -9,7 +9,7 @@
  * @see https://kubernetes.io/releases/version-skew-policy/#kubelet
  */
 import { image, type ImageName } from '../../manifests/common.ts';
-import type { Check } from './preflight.ts';
+import type { Check } from './preflight-check.ts';
 import type { Context } from '../context.ts';
 
 const IMAGES: readonly ImageName[] = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy'];

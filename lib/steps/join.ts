@@ -25,7 +25,7 @@ import { kubeletClientCurrent, writeKubeletClient } from './kubelet-client.ts';
 import { requestKubeletClientCert } from '../join/kubelet-csr.ts';
 import { holdJoiningName, signKubeletClient } from './control-plane-identity.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
-import type { Check } from './preflight.ts';
+import type { Check } from './preflight-check.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 

@@ -12,7 +12,7 @@
  */
 import { cidrContains, ipFamily, parseCidr, type Cidr } from '../net/cidr.ts';
 import { CNI_CONF_DIR, FLANNEL_CONFLIST } from '../../manifests/addons/flannel.ts';
-import type { Check } from './preflight.ts';
+import type { Check } from './preflight-check.ts';
 import type { Context } from '../context.ts';
 
 /** Where systemd-resolved lists the real upstream servers (kubeadm points the kubelet there when resolved runs). */

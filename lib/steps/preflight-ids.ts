@@ -5,7 +5,7 @@
  */
 import { ConfigError, InputError } from '../errors.ts';
 import { didYouMean } from '../util/suggest.ts';
-import type { Check } from './preflight.ts';
+import type { Check } from './preflight-check.ts';
 
 /**
  * `--ignore-preflight-errors` ids must name checks of this task (or be `all`), as kubeadm requires.

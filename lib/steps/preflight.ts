@@ -7,38 +7,24 @@
 import { join } from 'node:path';
 import process from 'node:process';
 import * as C from '../constants.ts';
-import { InputError, PreflightError } from '../errors.ts';
+import { PreflightError } from '../errors.ts';
 import { checkConfigIgnoreIds, checkIgnoreIds } from './preflight-ids.ts';
 import { listeningPorts } from '../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from './etcd.ts';
 import { checkDataDirPath } from '../etcd/ownership.ts';
 import { controlPlaneUrl, kubeconfigPaths } from '../k8s/endpoints.ts';
-import { ETCD_ENV_HEADER } from '../etcd/config.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import { cgroupDriverMismatch } from '../host/cgroup-driver.ts';
 import { imagePullCheck, kubeletVersionCheck } from './images.ts';
 import { kubernetesVersionCheck } from './upgrade.ts';
+import { joinedControlPlane } from './joined-control-plane.ts';
 import { containerRuntimeVersionCheck, etcdDataDirVersionCheck, etcdVersionCheck, kubernetesVersionSupportCheck } from './runtime-versions.ts';
 import type { Context } from '../context.ts';
 import type { StepOutcome } from '../dsl.ts';
 
-/** One failed check. */
-export interface CheckFailure {
-  id: string;
-  message: string;
-  fix: string;
-  /** False when `--ignore-preflight-errors` cannot skip it (see {@link Check.ignorable}). */
-  ignorable?: boolean;
-}
-
-/** A check: a stable id and a function returning a failure (message + fix) or undefined. */
-export interface Check {
-  id: string;
-  /** False for checks of the operator's own flags (bad input cannot be ignored). Default true. */
-  ignorable?: boolean;
-  run(ctx: Context): Promise<Omit<CheckFailure, 'id'> | undefined>;
-}
+export type { Check, CheckFailure } from './preflight-check.ts';
+import type { Check, CheckFailure } from './preflight-check.ts';
 
 const pathId = (p: string) => p.replace(/\//g, '-');
 
@@ -118,27 +104,6 @@ const cgroupDriverCheck: Check = { id: 'CgroupDriver', run: (ctx) => cgroupDrive
 
 /** Checks for a worker: root, the kubelet binary and unit, the runtime's version, the kubelet's port. */
 export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, containerRuntimeVersionCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
-
-/**
- * Whether this node joined as a further control-plane node (its etcd environment, written by
- * kubeception, says `initial-cluster-state=existing`). Such a node's leaf certificates and
- * kubeconfigs are its own and its config may not be the cluster's: commands that render the cluster's
- * self-hosted objects from this host's config (bootstrap, `upgrade apply`) run on the node that
- * bootstrapped the cluster (`certs renew` here renews this node's files and restarts its own pods).
- */
-export async function joinedControlPlane(ctx: Pick<Context, 'files' | 'config'>): Promise<boolean> {
-  const env = (await ctx.files.read(ctx.config.distro.paths.etcdEnvironmentFile)) ?? '';
-  return env.startsWith(ETCD_ENV_HEADER) && /^ETCD_INITIAL_CLUSTER_STATE="existing"$/m.test(env);
-}
-
-/** The refusal of a command that renders the cluster's self-hosted objects, on a joined control-plane node. */
-export function joinedControlPlaneError(command: string): InputError {
-  return new InputError('joined-control-plane', {
-    what: command,
-    why: 'this node joined as a further control-plane node: this command would render the cluster\'s self-hosted control plane from this node\'s config',
-    fix: `run \`kubeception ${command}\` on the control-plane node that bootstrapped the cluster`,
-  });
-}
 
 /**
  * `ControlPlaneEndpoint` (bootstrap): never a second bootstrap control plane against a running

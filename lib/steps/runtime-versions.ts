@@ -29,7 +29,7 @@ import { probeHttps } from '../net/probe.ts';
 import { KUBEADM_MIN_EXTERNAL_ETCD, compareVersions, parseVersion, type Version } from '../upgrade/skew.ts';
 import { etcdPairing, kubernetesMinor, minorVersions, SUPPORTED_MINORS } from '../../manifests/addons/versions.ts';
 import { healthcheckTls } from './etcd.ts';
-import type { Check } from './preflight.ts';
+import type { Check } from './preflight-check.ts';
 import type { Context } from '../context.ts';
 
 /** The first `X.Y.Z` of a `--version` text (`etcd Version: 3.6.16`, `containerd … 1.6.20~ds1 …`), or undefined. */

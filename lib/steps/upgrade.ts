@@ -32,6 +32,7 @@ import type { Cluster, KubernetesObject, V1Pod } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
 import type { HostFiles } from '../host/files.ts';
 import type { StepOutcome } from '../dsl.ts';
+import type { UpgradeJournal } from '../upgrade/journal.ts';
 
 /** Where upgrades keep their journal and backups. */
 export const UPGRADE_DIR = '/var/lib/kubeception/upgrade';
@@ -39,19 +40,7 @@ export const JOURNAL = join(UPGRADE_DIR, 'journal.json');
 /** Backup directories kept (the oldest beyond this are removed when a new upgrade starts). */
 export const KEEP_BACKUPS = 3;
 
-/** The journal of the upgrade in progress (or the last one). */
-export interface UpgradeJournal {
-  from: string;
-  to: string;
-  started: string;
-  /** Absolute path of this upgrade's backup directory. */
-  backupDir: string;
-  /** Set once the etcd snapshot is complete. */
-  snapshot?: string;
-  /** Set once the objects are saved. */
-  objects?: string;
-  phase: 'started' | 'control-plane' | 'done' | 'rolled-back';
-}
+export type { UpgradeJournal } from '../upgrade/journal.ts';
 
 async function readJournal(ctx: Context): Promise<UpgradeJournal | undefined> {
   const text = await ctx.files.read(JOURNAL);
@@ -81,7 +70,7 @@ const journal = (ctx: Context): UpgradeJournal => {
  */
 export async function upgradePreflight(ctx: Context): Promise<StepOutcome> {
   const target = ctx.config.kubernetesVersion;
-  const { joinedControlPlane, joinedControlPlaneError } = await import('./preflight.ts');
+  const { joinedControlPlane, joinedControlPlaneError } = await import('./joined-control-plane.ts');
   if (await joinedControlPlane(ctx)) throw joinedControlPlaneError(`upgrade apply ${target}`);
   const api = await cluster(ctx, 'final');
   const versions = await clusterVersions(ctx, api);
