@@ -18,7 +18,7 @@ import { USAGE, unknownCommand, unknownFlag, unknownStep, usageError, versionTex
 import { guardStdout } from './stdio.ts';
 import { argvSecretWarnings, caCertHashes, joinToken, takeSecretEnv } from './join/flags.ts';
 import type { HostBackends } from './runtime.ts';
-import type { RunOptions } from './context.ts';
+import { runOptions, type RunOptions } from './run-options.ts';
 
 // Start-up: only what `--help` and argument errors need is imported above; every command imports
 // its modules when it runs (`await import(…)` below), so `kubeception --help` does not load the
@@ -147,9 +147,11 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
     if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
     if (discoveryTimeout !== undefined && discoveryTimeout > MAX_WAIT_MS) throw usageError(`--discovery-timeout ${args['discovery-timeout']} is too long: at most 24h`);
-    const options: RunOptions = {
+    const options: RunOptions = runOptions({
       ignorePreflightErrors: new Set(list(args['ignore-preflight-errors'])),
       ignorePreflightErrorsFlag: list(args['ignore-preflight-errors']),
+      addSecret: (v) => redactor.add(v),
+    }, {
       joinUrl: args.url as string | undefined,
       token,
       caCertHash: caCertHashes(argv),
@@ -158,8 +160,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       controlPlane: args['control-plane'] === true,
       certificateKey,
       force: args.force === true,
-      addSecret: (v) => redactor.add(v),
-    };
+    });
     if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');
     const dry = args.command === 'plan' || args['dry-run'] === true;
     if (args['order-only'] === true && !dry) throw usageError('--order-only applies to `plan` (or `run --dry-run`)');

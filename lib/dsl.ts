@@ -9,6 +9,12 @@
  * ```
  * Overrides ({@link overrides}) let `distros/<name>/overrides.ts` replace, remove, or insert steps by
  * id, with ids checked by the type system against the task they override.
+ *
+ * Typed contexts: a step's type carries the context its functions need (`.run(discover)` with
+ * `discover(ctx: JoinContext)` makes it a `Step<JoinContext>`; a lambda without a type gets the
+ * step's context so far, the core {@link Context} at first), and a task's is what its steps need
+ * together. A task file declares its own with `satisfies Task<JoinContext>`: a step that needs
+ * another task's options or state then does not compile.
  */
 import type { Context } from './context.ts';
 
@@ -64,7 +70,11 @@ function mustBeFunction(id: string, method: string, fn: unknown): void {
   if (typeof fn !== 'function') throw new StepDefinitionError(id, `.${method}() needs a function, got ${fn === null ? 'null' : typeof fn}`);
 }
 
-/** An immutable step builder. Every method returns a new builder. */
+/**
+ * An immutable step builder. Every method returns a new builder. `C` is the context its functions
+ * need; `run`/`skipIf` with a function that needs more (`R`) give a `Step<C & R>`. `R` is taken from
+ * the function only (`NoInfer`): inside `task(…, [ … ])` a lambda without a type gets `C`, not `any`.
+ */
 export class Step<C = Context, Id extends string = string> {
   /** @internal use {@link step}. */
   constructor(readonly spec: StepSpec<C, Id>) {}
@@ -82,9 +92,9 @@ export class Step<C = Context, Id extends string = string> {
    * Skip this step when `fn` returns a reason. Several predicates: the first reason wins.
    * @throws StepDefinitionError if `fn` is not a function.
    */
-  skipIf(fn: SkipFn<C>): Step<C, Id> {
+  skipIf<R = C>(fn: SkipFn<R>): Step<C & NoInfer<R>, Id> {
     mustBeFunction(this.spec.id, 'skipIf', fn);
-    return this.with({ skipIf: Object.freeze([...this.spec.skipIf, fn]) });
+    return new Step<C & R, Id>(Object.freeze({ ...this.spec, skipIf: Object.freeze([...this.spec.skipIf, fn]) }) as StepSpec<C & R, Id>);
   }
 
   /** Retry a failing `run`. @throws TypeError if `tries` < 1 or `delayMs` < 0. */
@@ -106,9 +116,9 @@ export class Step<C = Context, Id extends string = string> {
   }
 
   /** The step body. @throws StepDefinitionError if `fn` is not a function. */
-  run(fn: RunFn<C>): Step<C, Id> {
+  run<R = C>(fn: RunFn<R>): Step<C & NoInfer<R>, Id> {
     mustBeFunction(this.spec.id, 'run', fn);
-    return this.with({ run: fn });
+    return new Step<C & R, Id>(Object.freeze({ ...this.spec, run: fn }) as StepSpec<C & R, Id>);
   }
 }
 
@@ -134,16 +144,23 @@ export interface Task<C = Context, Ids extends string = string> {
   readonly concurrent?: boolean;
 }
 
+/** `A | B` → `A & B`. */
+type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+/** The context a list of steps needs: what each of them needs, together. */
+export type NeedsOf<S extends readonly Step<any, string>[]> = Intersection<S[number] extends infer T ? (T extends Step<infer C, string> ? C : never) : never>;
+
 /**
- * Bundles steps into a task. Declaration order breaks ties in the execution order.
- * `opts.concurrent`: see {@link Task.concurrent} (default false: one step at a time).
+ * Bundles steps into a task whose context is what its steps need together ({@link NeedsOf}).
+ * Declaration order breaks ties in the execution order. `opts.concurrent`: see
+ * {@link Task.concurrent} (default false: one step at a time). Declare the task's own context with
+ * `task(…) satisfies Task<JoinContext>`.
  */
-export function task<const S extends readonly Step<C, string>[], C = Context>(
+export function task<const S extends readonly Step<any, string>[]>(
   name: string,
   steps: S,
   opts: { concurrent?: boolean } = {},
-): Task<C, S[number]['spec']['id']> {
-  return Object.freeze({ name, steps: Object.freeze([...steps]), ...(opts.concurrent && { concurrent: true }) }) as Task<C, S[number]['spec']['id']>;
+): Task<NeedsOf<S>, S[number]['spec']['id']> {
+  return Object.freeze({ name, steps: Object.freeze([...steps]), ...(opts.concurrent && { concurrent: true }) }) as Task<NeedsOf<S>, S[number]['spec']['id']>;
 }
 
 /** One edit of a task by a distro or site. */

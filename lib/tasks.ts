@@ -17,7 +17,7 @@ import { taskLoadError } from './task-load-error.ts';
 import { didYouMean } from './util/suggest.ts';
 import { importModule } from './package.ts';
 import type { Overrides, Step, Task } from './dsl.ts';
-import type { Context } from './context.ts';
+import type { RunContext } from './run-options.ts';
 
 const exists = (p: string) => fs.access(p).then(() => true, () => false);
 
@@ -47,14 +47,14 @@ export async function findTaskFile(name: string, site: string, packageDir: strin
   throw new TaskDefinitionError('task-unknown', { what: `task "${name}"`, why: `no tasks/${name}.ts in ${site} or in the package${didYouMean(name, known)}`, fix: `use one of: ${known.join(', ')}` });
 }
 
-function isTask(v: unknown): v is Task<Context> {
-  const t = v as Task<Context>;
+function isTask(v: unknown): v is Task<RunContext> {
+  const t = v as Task<RunContext>;
   // Structural, not instanceof: a site's task file may import the DSL from another copy of kubeception.
-  return !!t && typeof t.name === 'string' && Array.isArray(t.steps) && t.steps.every((s) => typeof (s as Step<Context>)?.spec?.id === 'string');
+  return !!t && typeof t.name === 'string' && Array.isArray(t.steps) && t.steps.every((s) => typeof (s as Step<RunContext>)?.spec?.id === 'string');
 }
 
 /** The first step whose body or skip predicates are not functions (a task built without the DSL). */
-function badStep(t: Task<Context>): string | undefined {
+function badStep(t: Task<RunContext>): string | undefined {
   const fn = (f: unknown) => typeof f === 'function';
   return t.steps.find((s) => (s.spec.run !== undefined && !fn(s.spec.run)) || !Array.isArray(s.spec.skipIf) || !s.spec.skipIf.every(fn))?.spec.id;
 }
@@ -74,7 +74,7 @@ export async function importTaskModule(file: string): Promise<{ default?: unknow
  *   symbol), `task-invalid` (cannot load, naming line and step; default export not a task; a step
  *   whose body is not a function).
  */
-export async function loadTaskFile(file: string): Promise<Task<Context>> {
+export async function loadTaskFile(file: string): Promise<Task<RunContext>> {
   const mod = await importTaskModule(file);
   if (!isTask(mod.default))
     throw new TaskDefinitionError('task-invalid', { what: file, why: 'its default export is not a task', fix: "end the file with `export default task('name', [ step(...), ... ])`" });
@@ -89,13 +89,13 @@ export async function loadTaskFile(file: string): Promise<Task<Context>> {
  * {@link Overrides}.
  * @throws TaskDefinitionError if an override names an unknown step.
  */
-export async function applyDistroOverrides(t: Task<Context>, distro: string, packageDir: string): Promise<Task<Context>> {
+export async function applyDistroOverrides(t: Task<RunContext>, distro: string, packageDir: string): Promise<Task<RunContext>> {
   const file = join(packageDir, 'distros', distro, 'overrides.ts');
   if (!(await exists(file))) return t;
-  const mod = (await importTaskModule(file)) as { default?: Record<string, Overrides<Context, string>> };
+  const mod = (await importTaskModule(file)) as { default?: Record<string, Overrides<RunContext, string>> };
   const o = mod.default?.[t.name];
   if (!o) return t;
-  if (!Array.isArray((o as Overrides<Context, string>).edits))
+  if (!Array.isArray((o as Overrides<RunContext, string>).edits))
     throw new TaskDefinitionError('task-override', { what: `${file}: ${t.name}`, why: 'the value is not an overrides() list', fix: 'export default { bootstrap: overrides<typeof bootstrap>().replace(…) }' });
   return applyEdits(t, o.edits, file);
 }

@@ -18,6 +18,7 @@ import { ensureJoinService, waitJoinService } from '../steps/join-service.ts';
 import { renderRecoveryManifest } from '../steps/recovery.ts';
 import { rollAndWait } from '../k8s/rollout.ts';
 import { makeContext, realBackends } from '../runtime.ts';
+import { runOptions } from '../run-options.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 type Args = Record<string, unknown>;
@@ -69,7 +70,7 @@ export function expiryJson(r: ExpiryReport, now = new Date()) {
 /** `kubeception certs <sub>`. @returns the exit code. */
 export async function certsCommand(sub: string | undefined, name: string | undefined, args: Args, config: ResolvedConfig, packageDir: string, io: IO, redactor?: { add(s: string): void }): Promise<number> {
   const hb = realBackends();
-  const ctx = makeContext({ config, options: { ignorePreflightErrors: new Set(), addSecret: () => {} }, backends: hb, log: { info: (m) => io.stdout(`${m}\n`), warn: (m) => io.stderr(`warning: ${m}\n`) }, signal: new AbortController().signal, packageDir, step: 'certs' });
+  const ctx = makeContext({ config, options: runOptions({ ignorePreflightErrors: new Set(), addSecret: () => {} }), backends: hb, log: { info: (m) => io.stdout(`${m}\n`), warn: (m) => io.stderr(`warning: ${m}\n`) }, signal: new AbortController().signal, packageDir, step: 'certs' });
   try {
     if (sub === 'check-expiration') {
       const api = (await probeApiserver(ctx, 'final')) === undefined ? await cluster(ctx, 'final') : undefined;

@@ -33,6 +33,7 @@ import { RECOVERY_UNIT } from '../steps/recovery.ts';
 import type { ChainOwnership } from './netfilter.ts';
 import { isCandidate, ownedPaths } from './owned.ts';
 import type { Context } from '../context.ts';
+import type { ResetState } from '../steps/contexts.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 export const HEADER = '# Written by kubeception';
@@ -137,7 +138,7 @@ export const RESET_FACTS = '/var/lib/kubeception/reset-facts.json';
  * The facts of this reset: read once per run, before anything is removed, and kept in
  * {@link RESET_FACTS} until a reset ends clean (a killed reset's next run reuses them).
  */
-export async function resetFacts(ctx: Pick<Context, 'files' | 'config' | 'state' | 'dryRun'>): Promise<OwnershipFacts> {
+export async function resetFacts(ctx: Pick<Context<object, Pick<ResetState, 'resetFacts'>>, 'files' | 'config' | 'state' | 'dryRun'>): Promise<OwnershipFacts> {
   if (ctx.state.resetFacts) return ctx.state.resetFacts;
   let facts: OwnershipFacts | undefined;
   try {

@@ -11,11 +11,12 @@ import { chains, files, links, mounts, netns, read } from './cluster-state.ts';
 import { ownershipFacts } from './ownership.ts';
 import { OWN_COMMANDS, OWN_PORTS, OWN_PROCESSES, RECOVERY_UNIT } from './owned.ts';
 import type { Context } from '../context.ts';
+import type { ResetContext, ResetOptions } from '../steps/contexts.ts';
 
 export { CATEGORIES, type Category, type ResidueReport } from './types.ts';
 import { CATEGORIES, type ResidueReport } from './types.ts';
 
-type Ctx = Pick<Context, 'sh' | 'files' | 'config' | 'systemd' | 'options'>;
+type Ctx = Pick<Context<Pick<ResetOptions, 'keepEtcdData'>>, 'sh' | 'files' | 'config' | 'systemd' | 'options'>;
 
 /** Processes of the components and of kubeception's own services. */
 export async function processes(ctx: Ctx): Promise<string[]> {
@@ -71,7 +72,7 @@ export async function units(ctx: Ctx): Promise<string[]> {
 
 /** Gathers the whole report. */
 export async function residueReport(ctx: Ctx): Promise<ResidueReport> {
-  const facts = 'state' in ctx && (ctx as Context).state?.resetFacts ? (ctx as Context).state.resetFacts! : await ownershipFacts(ctx);
+  const facts = 'state' in ctx && (ctx as ResetContext).state?.resetFacts ? (ctx as ResetContext).state.resetFacts! : await ownershipFacts(ctx);
   const ns = await netns(ctx, facts);
   const m = await mounts(ctx, facts, ns.ours);
   const f = await files(ctx, facts, m.foreign);

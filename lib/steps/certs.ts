@@ -12,6 +12,7 @@ import type { ResolvedConfig } from '../types.ts';
 /** Leaves expiring within this many days are re-issued by `run bootstrap` (`certificateRenewalWindow`). */
 export const renewalWindowDays = (config: ResolvedConfig) => config.certificateRenewBeforeDays ?? DEFAULT_RENEWAL_WINDOW_DAYS;
 import type { Context } from '../context.ts';
+import type { PkiState } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { Check } from './preflight-check.ts';
 
@@ -40,7 +41,7 @@ export const pkiPreflightCheck: Check = {
 };
 
 /** The `certs` step body: reconcile the PKI and report what changed. */
-export async function reconcileCerts(ctx: Context): Promise<StepOutcome> {
+export async function reconcileCerts(ctx: Context<object, PkiState>): Promise<StepOutcome> {
   const report = await reconcilePki(ctx.config, ctx.files, { renewBeforeDays: renewalWindowDays(ctx.config) });
   ctx.state.pki = report.entries;
   for (const e of report.entries) if (e.action !== 'kept') ctx.log.info(`${e.name}: ${e.action} (${e.reason})`);

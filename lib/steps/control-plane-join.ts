@@ -47,10 +47,11 @@ import { holdJoiningName } from './control-plane-identity.ts';
 import { labelAndTaintControlPlane } from './control-plane.ts';
 import type { V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
+import type { JoinContext } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 
 /** skipIf of the control-plane steps of `join`. */
-export async function notControlPlaneJoin(ctx: Context): Promise<string | false> {
+export async function notControlPlaneJoin(ctx: JoinContext): Promise<string | false> {
   return ctx.options.controlPlane ? false : 'a worker join (no --control-plane)';
 }
 
@@ -61,7 +62,7 @@ export async function notControlPlaneJoin(ctx: Context): Promise<string | false>
  * the cluster's DaemonSet pulls), the join
  * flag checks, `CertificateKey` and `ControlPlaneEndpoint`.
  */
-export const controlPlaneJoinChecks = (ctx: Context): Check[] => [
+export const controlPlaneJoinChecks = (ctx: JoinContext): Check<JoinContext>[] => [
   ...controlPlaneChecks(ctx).filter((c) => !['KubernetesVersion', 'KubernetesVersionSupport', 'ImagePull', 'ControlPlaneEndpoint'].includes(c.id)),
   ...joinFlagChecks,
   {
@@ -86,14 +87,14 @@ export const controlPlaneJoinChecks = (ctx: Context): Check[] => [
 const sharedPath = (ctx: Pick<Context, 'config'>, file: string) => join(ctx.config.certificatesDir, file);
 
 /** skipIf of `control-plane-certs`: a worker join, or every shared key is on this node already (a re-run). */
-export async function noCertsToFetch(ctx: Context): Promise<string | false> {
+export async function noCertsToFetch(ctx: JoinContext): Promise<string | false> {
   if (!ctx.options.controlPlane) return 'a worker join (no --control-plane)';
   for (const [file] of SHARED_FILES) if (!(await ctx.files.exists(sharedPath(ctx, file)))) return false;
   return 'the shared keys are on this node';
 }
 
 /** An etcd client certificate in memory, from the etcd CA (never written). */
-async function memoryEtcdClient(ctx: Context, caPem: string, caKeyPem: string): Promise<TlsClient> {
+async function memoryEtcdClient(ctx: JoinContext, caPem: string, caKeyPem: string): Promise<TlsClient> {
   const spec = certSpecs(ctx.config).find((s) => s.name === 'etcd/healthcheck-client');
   if (spec?.kind !== 'leaf') throw new Error('no etcd/healthcheck-client in the certificate table');
   const leaf = await reconcileLeaf(spec, {}, { certPem: caPem, keyPem: caKeyPem }, ctx.config);
@@ -127,7 +128,7 @@ const twoMembers = (members: readonly EtcdMember[]) =>
  *   this node's name: lib/steps/control-plane-identity.ts); ConfigError `controlPlaneEndpoint`;
  *   HostStateError `pki-foreign` — all before the first write.
  */
-export async function fetchControlPlaneCerts(ctx: Context): Promise<StepOutcome> {
+export async function fetchControlPlaneCerts(ctx: JoinContext): Promise<StepOutcome> {
   const j = ctx.state.join;
   if (!j) throw new HostStateError('join-not-discovered', { what: 'control-plane-certs', why: 'discovery did not run in this run, and the shared keys are not on this node', fix: 'run the whole join task (not --only/--skip discovery)' });
   const cpe = controlPlaneUrl(ctx.config);
@@ -169,7 +170,7 @@ export async function fetchControlPlaneCerts(ctx: Context): Promise<StepOutcome>
 }
 
 /** Client URLs of the other control-plane nodes' etcd members: their Nodes' InternalIP, port 2379. */
-async function otherMembersUrls(ctx: Context, api: Cluster): Promise<string[]> {
+async function otherMembersUrls(ctx: JoinContext, api: Cluster): Promise<string[]> {
   const nodes = await api.list<{ metadata?: { name?: string }; status?: { addresses?: { type: string; address: string }[] } }>('v1', 'Node', undefined, CONTROL_PLANE_LABEL);
   return nodes
     .filter((n) => n.metadata?.name !== ctx.config.nodeName)
@@ -184,7 +185,7 @@ const PROMOTE_TIMEOUT_MS = 120_000;
  * @throws HostStateError `etcd-member-removed` (the data dir belongs to a member the cluster no longer
  *   has), `etcd-member-name-taken`; EtcdMemberError; TimeoutError `etcd-promote`.
  */
-export async function joinEtcd(ctx: Context): Promise<StepOutcome> {
+export async function joinEtcd(ctx: JoinContext): Promise<StepOutcome> {
   const { config } = ctx;
   if (ctx.dryRun) return { changed: true, detail: 'would add this host as an etcd learner, start etcd (initial-cluster-state=existing) and promote it' };
   const peerUrl = etcdPeerUrl(config);
@@ -231,7 +232,7 @@ export async function joinEtcd(ctx: Context): Promise<StepOutcome> {
 }
 
 /** `mark-control-plane` of a joined node: label and taint, through the controlPlaneEndpoint (its own apiserver starts only once labelled). */
-export async function markJoinedControlPlane(ctx: Context): Promise<StepOutcome> {
+export async function markJoinedControlPlane(ctx: JoinContext): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: true, detail: `would label and taint ${CONTROL_PLANE_LABEL}` };
   const api = await endpointCluster(ctx);
   const node = await pollUntil(() => api.read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }), { timeoutMs: 180_000, intervalMs: 500, signal: ctx.signal });
@@ -259,14 +260,14 @@ export async function scaleControllers(api: Cluster): Promise<{ scaled: string[]
 }
 
 /** `control-plane-spread`: kube-controller-manager and kube-scheduler get one replica per control-plane node. */
-export async function spreadControllers(ctx: Context): Promise<StepOutcome> {
+export async function spreadControllers(ctx: JoinContext): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: true, detail: 'would scale the controllers to one replica per control-plane node' };
   const { scaled, replicas } = await scaleControllers(await endpointCluster(ctx));
   return { changed: scaled.length > 0, detail: scaled.length ? `${scaled.join(', ')} scaled to ${replicas}` : `${replicas} replica(s) each` };
 }
 
 /** `wait-local-apiserver`: this node's self-hosted kube-apiserver answers `/readyz` 10 times in a row. */
-export async function waitLocalApiserver(ctx: Context): Promise<StepOutcome> {
+export async function waitLocalApiserver(ctx: JoinContext): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: false, detail: "would wait for this node's kube-apiserver pod" };
   const probes = await waitApiserver(ctx, 'final', { timeoutMs: 300_000, intervalMs: 200, inARow: 10 });
   return { changed: false, detail: `this node's kube-apiserver ready after ${probes} probe(s)` };

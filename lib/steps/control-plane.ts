@@ -22,6 +22,7 @@ import { imagePullError, staticPodTrouble } from '../k8s/static-pod-state.ts';
 import { applyComponentByComponent, deleteLegacyKeySecrets, selfHostedManifests } from './self-hosted.ts';
 import type { Cluster, KubernetesObject, V1Node } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
+import type { KubeletState } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 
 /** Names of the bootstrap static pod manifests present in `staticPodPath`. */
@@ -39,7 +40,7 @@ export async function selfHostedServing(ctx: Context): Promise<string | false> {
  * Skip reason for the stability check: nothing is being handed over — no bootstrap control plane,
  * the kubelet already uses the final apiserver, and that apiserver is serving.
  */
-export async function nothingToHandOver(ctx: Context): Promise<string | false> {
+export async function nothingToHandOver(ctx: Context<object, KubeletState>): Promise<string | false> {
   if ((await kubeletTarget(ctx)) !== 'final' || (await kubeletRestartPending(ctx))) return false;
   return (await selfHostedServing(ctx)) ? 'no hand-off in this run: the kubelet already uses the serving self-hosted kube-apiserver' : false;
 }
@@ -220,7 +221,7 @@ export async function waitSelfHostedControlPlane(ctx: Context): Promise<StepOutc
  * two minutes (seen on the bed: the workers' 2-minute volume wait had to time out first). A power
  * cut after the removal boots a kubelet that already names the final apiserver.
  */
-export async function pivotKubelet(ctx: Context): Promise<StepOutcome> {
+export async function pivotKubelet(ctx: Context<object, KubeletState>): Promise<StepOutcome> {
   const onFinal = (await kubeletTarget(ctx)) === 'final';
   if (onFinal && !(await kubeletRestartPending(ctx))) {
     crashPoint('kubeconfig-written');

@@ -18,6 +18,7 @@ import { foreignDataDirError, inspectDataDir, type DataDirState } from '../etcd/
 import { etcdUnhealthy, probeEtcd } from '../etcd/health.ts';
 import { checkDataDirPath, repairDataDirOwnership } from '../etcd/ownership.ts';
 import type { Context } from '../context.ts';
+import type { EtcdState } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 import { crashPoint } from '../crash.ts';
 import { clearPending, isPending, writeThenPending } from '../host/pending.ts';
@@ -70,7 +71,7 @@ export async function waitEtcdHealthy(ctx: Context): Promise<void> {
  * The `etcd` step body.
  * @param membership how the member joins (a control-plane join: the existing cluster); default a new one-member cluster.
  */
-export async function ensureEtcd(ctx: Context, membership?: EtcdMembership): Promise<StepOutcome> {
+export async function ensureEtcd(ctx: Context<object, EtcdState>, membership?: EtcdMembership): Promise<StepOutcome> {
   const { config, files, systemd } = ctx;
   const unit = config.distro.units.etcd;
   const dataDir = config.etcd.dataDir;

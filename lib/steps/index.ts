@@ -16,6 +16,7 @@
 export * from './addons.ts';
 export * from './certs.ts';
 export * from './container-runtime.ts';
+export * from './contexts.ts';
 export * from './control-plane.ts';
 export * from './control-plane-join.ts';
 export * from './control-plane-identity.ts';
@@ -38,5 +39,5 @@ export * from './runtime-versions.ts';
 export * from './self-hosted.ts';
 export * from './upgrade-node.ts';
 export * from './upgrade.ts';
-export type { Context, Logger, RunOptions, TaskState } from '../context.ts';
+export type { Context, CoreOptions, Logger } from '../context.ts';
 export type { StepOutcome } from '../dsl.ts';

@@ -10,13 +10,14 @@ import { pollUntil } from '../util/poll.ts';
 import type { V1Node } from '../k8s/client.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
+import type { JoinOptions } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 
 /** How long `wait-node-network` waits, in ms. */
 export const NODE_NETWORK_TIMEOUT_MS = 300_000;
 
 /** `skipIf`: only with `--wait-for-network`. */
-export function networkWaitNotRequested(ctx: Context): string | false {
+export function networkWaitNotRequested(ctx: Context<Pick<JoinOptions, 'waitForNetwork'>>): string | false {
   return ctx.options.waitForNetwork ? false : 'not requested (pass --wait-for-network to wait for the pod network)';
 }
 

@@ -25,6 +25,7 @@ import { bootstrapTokenRbac, REMOVED_BOOTSTRAP_BINDINGS } from '../../manifests/
 import { joinServiceObjects, JOIN_SERVICE_NAME, LEGACY_TOKEN_READER_ROLE } from '../../manifests/join-service.ts';
 import { csrApproverObjects, CSR_APPROVER_NAME } from '../../manifests/csr-approver.ts';
 import type { Context } from '../context.ts';
+import type { BootstrapTokenState } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 import { crashPoint } from '../crash.ts';
 import { activeApiserver } from './control-plane.ts';
@@ -38,7 +39,7 @@ const MIN_LEFT_MS = 3_600_000;
  * approver refuses it to every token), a bootstrap token valid for at least an hour that has not bought
  * its node yet (reused while it has not), the token index.
  */
-export async function ensureBootstrapToken(ctx: Context): Promise<StepOutcome> {
+export async function ensureBootstrapToken(ctx: Context<object, BootstrapTokenState>): Promise<StepOutcome> {
   const api = await cluster(ctx, await activeApiserver(ctx));
   const caPem = await ctx.files.read(join(ctx.config.certificatesDir, 'ca.crt'));
   const changed = await api.apply([...bootstrapTokenRbac(), clusterInfoConfigMap(controlPlaneUrl(ctx.config), caPem ?? '')]);

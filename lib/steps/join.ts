@@ -27,12 +27,13 @@ import { holdJoiningName, signKubeletClient } from './control-plane-identity.ts'
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Check } from './preflight-check.ts';
 import type { Context } from '../context.ts';
+import type { JoinContext, JoinOptions } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 
 const HASH_RE = /^sha256:[0-9a-f]{64}$/i;
 
 /** Preflight checks of the join flags: `JoinToken`, `CaCertHash`, `JoinUrl`. A malformed flag is fixed, not ignored: not ignorable. */
-export const joinFlagChecks: Check[] = [
+export const joinFlagChecks: Check<Context<Pick<JoinOptions, 'token' | 'caCertHash' | 'joinUrl'>>>[] = [
   {
     id: 'JoinToken',
     ignorable: false,
@@ -83,7 +84,7 @@ export const notControlPlaneCheck: Check = {
  * not expired), or false. An expired one does not count: the kubelet cannot start with it, and a
  * re-run with a token requests a new one.
  */
-export async function alreadyJoined(ctx: Context): Promise<string | false> {
+export async function alreadyJoined(ctx: JoinContext): Promise<string | false> {
   const [ca, kubeconfig] = await Promise.all([ctx.files.read(caPath(ctx)), ctx.files.read(kubeconfigPaths(ctx.config).kubelet)]);
   if (!ca || !kubeconfig) return false;
   const k = parseKubeconfig(kubeconfig, kubeconfigPaths(ctx.config).kubelet);
@@ -97,7 +98,7 @@ export async function alreadyJoined(ctx: Context): Promise<string | false> {
  * `discovery`: verifies the token-signed cluster-info and the CA pins, then (token → verified
  * apiserver only) that this node's name is not taken; keeps the result in `ctx.state.join`.
  */
-export async function discover(ctx: Context): Promise<StepOutcome> {
+export async function discover(ctx: JoinContext): Promise<StepOutcome> {
   const base = ctx.options.joinUrl!;
   const pins = ctx.options.caCertHash!.split(',');
   const d = await discoverClusterInfo(base, ctx.options.token!, pins, ctx.options.discoveryTimeoutMs ?? 60_000, ctx.signal, ctx.config.nodeName);
@@ -108,7 +109,7 @@ export async function discover(ctx: Context): Promise<StepOutcome> {
 }
 
 /** `kubelet-config` (join): the verified CA (after discovery), config.yaml, drop-in. */
-export async function writeWorkerKubelet(ctx: Context): Promise<StepOutcome> {
+export async function writeWorkerKubelet(ctx: JoinContext): Promise<StepOutcome> {
   const changed: string[] = [];
   const j = ctx.state.join;
   if (j && (await ctx.files.write(caPath(ctx), j.caPem, { mode: 0o644 }))) changed.push('ca.crt');
@@ -125,7 +126,7 @@ export async function writeWorkerKubelet(ctx: Context): Promise<StepOutcome> {
  * this host has a client certificate from the cluster's CA.
  * @throws what {@link requestKubeletClientCert} throws.
  */
-export async function kubeletClientCert(ctx: Context): Promise<StepOutcome> {
+export async function kubeletClientCert(ctx: JoinContext): Promise<StepOutcome> {
   const j = ctx.state.join;
   if (!j) throw new KubeceptionError('join-state', { what: 'kubelet-client-cert', why: 'discovery left no verified cluster-info', fix: 'report this as a kubeception bug' });
   const node = `system:node:${ctx.config.nodeName}`;
@@ -142,7 +143,7 @@ export async function kubeletClientCert(ctx: Context): Promise<StepOutcome> {
  * `kubelet-client-cert` of a control-plane join: the name held for a control-plane node (again: a
  * no-op after `control-plane-certs`), then the certificate signed with the cluster CA on this host.
  */
-async function signControlPlaneKubelet(ctx: Context, server: string, path: string): Promise<StepOutcome> {
+async function signControlPlaneKubelet(ctx: JoinContext, server: string, path: string): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: true, detail: `would sign a client certificate for system:node:${ctx.config.nodeName} with the cluster CA and write the kubelet kubeconfig` };
   const [certPem, keyPem] = await Promise.all(['ca.crt', 'ca.key'].map((f) => ctx.files.read(join(ctx.config.certificatesDir, f))));
   if (!certPem || !keyPem) throw new KubeceptionError('join-state', { what: 'kubelet-client-cert', why: `the cluster CA is not in ${ctx.config.certificatesDir} (control-plane-certs writes it)`, fix: 'run the whole join task (not --only/--skip control-plane-certs)' });
@@ -160,7 +161,7 @@ async function signControlPlaneKubelet(ctx: Context, server: string, path: strin
  * restarted with its certificate (it would notice it only at its next 10-second check, as
  * `system:anonymous` until then).
  */
-export async function waitKubeletBootstrap(ctx: Context): Promise<StepOutcome> {
+export async function waitKubeletBootstrap(ctx: JoinContext): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: (await ctx.files.exists(bootstrapKubeletKubeconfig(ctx.config))) && (await ctx.files.remove(bootstrapKubeletKubeconfig(ctx.config))), detail: 'would wait for the kubelet client certificate, then remove the bootstrap kubeconfig' };
   if (await pollUntil(async () => (await alreadyJoined(ctx)) || undefined, { timeoutMs: 180_000, intervalMs: 200, signal: ctx.signal })) {
     const removed = await ctx.files.remove(bootstrapKubeletKubeconfig(ctx.config));

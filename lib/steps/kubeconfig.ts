@@ -21,6 +21,7 @@ import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { apiserverUrls, controlPlaneUrl, kubeconfigPaths } from '../k8s/endpoints.ts';
 import { renewalWindowDays } from './certs.ts';
 import type { Context } from '../context.ts';
+import type { KubeletState } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 import { crashPoint } from '../crash.ts';
 import { writeThenPending } from '../host/pending.ts';
@@ -36,15 +37,15 @@ export function unreadableKubeconfig(path: string, why: string): HostStateError 
 }
 
 /** The `kubeconfig` step body. */
-export const ensureKubeconfigs = (ctx: Context): Promise<StepOutcome> => writeKubeconfigs(ctx, { kubelet: true });
+export const ensureKubeconfigs = (ctx: Context<object, KubeletState>): Promise<StepOutcome> => writeKubeconfigs(ctx, { kubelet: true });
 
 /**
  * The `kubeconfig` step of a control-plane join: admin.conf and the controllers' kubeconfigs; the
  * kubelet gets its client certificate by TLS bootstrapping, as a worker's does.
  */
-export const ensureJoinedKubeconfigs = (ctx: Context): Promise<StepOutcome> => writeKubeconfigs(ctx, { kubelet: false });
+export const ensureJoinedKubeconfigs = (ctx: Context<object, KubeletState>): Promise<StepOutcome> => writeKubeconfigs(ctx, { kubelet: false });
 
-async function writeKubeconfigs(ctx: Context, opts: { kubelet: boolean }): Promise<StepOutcome> {
+async function writeKubeconfigs(ctx: Context<object, KubeletState>, opts: { kubelet: boolean }): Promise<StepOutcome> {
   const { config, files } = ctx;
   const caPath = join(config.certificatesDir, 'ca.crt');
   const [caPem, caKeyPem] = await Promise.all([files.read(caPath), files.read(join(config.certificatesDir, 'ca.key'))]);
@@ -94,7 +95,7 @@ async function writeKubeconfigs(ctx: Context, opts: { kubelet: boolean }): Promi
  * Keeps its server if it names the bootstrap or final apiserver, else the bootstrap one.
  * @returns true if the kubeconfig or the certificate changed.
  */
-async function ensureKubeletKubeconfig(ctx: Context, spec: LeafSpec, caPem: string, caKeyPem: string): Promise<boolean> {
+async function ensureKubeletKubeconfig(ctx: Context<object, KubeletState>, spec: LeafSpec, caPem: string, caKeyPem: string): Promise<boolean> {
   const { config } = ctx;
   const urls = apiserverUrls(config);
   const existing = await readKubeletClient(ctx);

@@ -14,6 +14,7 @@ import { firstCertificatePem } from '../pki/keys.ts';
 import { parseKubeconfig } from '../k8s/kubeconfig.ts';
 import { kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
+import type { KubeletState } from './contexts.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 /** The symlink the kubelet kubeconfig names. */
@@ -38,7 +39,7 @@ export async function readKubeletClient(ctx: Pick<Context, 'files' | 'config'>):
 }
 
 /** Writes a new store file and points the symlink at it, unless the current file already holds this pair. @returns true if changed. */
-export async function writeKubeletClient(ctx: Context, certPem: string, keyPem: string, now = new Date()): Promise<boolean> {
+export async function writeKubeletClient(ctx: Context<object, KubeletState>, certPem: string, keyPem: string, now = new Date()): Promise<boolean> {
   const current = kubeletClientCurrent(ctx.config);
   const pem = `${certPem}${keyPem}`;
   const now_ = splitPem((await ctx.files.read(current)) ?? '');

@@ -16,6 +16,7 @@ import { parseKubeconfig, renderKubeconfig } from '../k8s/kubeconfig.ts';
 import { probeApiserver, type Which } from '../k8s/apiserver.ts';
 import { apiserverUrls, kubeconfigPaths } from '../k8s/endpoints.ts';
 import type { Context } from '../context.ts';
+import type { KubeletState } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { ResolvedConfig } from '../types.ts';
 import { crashPoint } from '../crash.ts';
@@ -91,7 +92,7 @@ export const kubeletRestart = (ctx: Pick<Context, 'config'>): PendingAction => `
  * True if the kubelet must be restarted to use its files: a change recorded by this run, or one a
  * killed earlier run wrote but never applied (the persisted marker, see lib/host/pending.ts).
  */
-export async function kubeletRestartPending(ctx: Context): Promise<boolean> {
+export async function kubeletRestartPending(ctx: Context<object, KubeletState>): Promise<boolean> {
   return ctx.state.kubeletRestart === true || (await isPending(ctx, kubeletRestart(ctx)));
 }
 
@@ -115,7 +116,7 @@ export function kubeletHealthzUrl(config: ResolvedConfig): string | undefined {
  * its certificates were accepted), at the latest after systemd's 1.5 s crash-loop watch — a
  * kubelet still waiting for its TLS-bootstrap certificate answers later than that.
  */
-export async function restartKubelet(ctx: Context, opts: { restart: boolean }): Promise<void> {
+export async function restartKubelet(ctx: Context<object, KubeletState>, opts: { restart: boolean }): Promise<void> {
   const healthz = kubeletHealthzUrl(ctx.config);
   await ctx.systemd.start(ctx.config.distro.units.kubelet, { ...opts, ...(healthz && { ready: () => httpOk(healthz) }) });
   ctx.state.kubeletRestart = false;
@@ -138,7 +139,7 @@ export async function pointKubelet(ctx: Context, which: Which): Promise<boolean>
 }
 
 /** Writes config.yaml and the unit drop-in (daemon-reload if it changed). @returns what changed. */
-export async function writeKubeletFiles(ctx: Context, opts: { bootstrap?: boolean } = {}): Promise<string[]> {
+export async function writeKubeletFiles(ctx: Context<object, KubeletState>, opts: { bootstrap?: boolean } = {}): Promise<string[]> {
   const { config, files } = ctx;
   const bin = await ctx.sh.which(config.distro.binaries.kubelet);
   if (!bin) throw new HostStateError('kubelet-missing', { what: config.distro.binaries.kubelet, why: 'the kubelet binary is not on PATH', fix: 'install the kubelet' });
@@ -163,7 +164,7 @@ export async function writeKubeletFiles(ctx: Context, opts: { bootstrap?: boolea
 }
 
 /** The `kubelet-config` step: config, drop-in, and the kubeconfig pointed at a serving apiserver. */
-export async function ensureKubeletConfig(ctx: Context): Promise<StepOutcome> {
+export async function ensureKubeletConfig(ctx: Context<object, KubeletState>): Promise<StepOutcome> {
   const changed = await writeKubeletFiles(ctx);
   // Point the kubelet at the bootstrap apiserver unless the final one already serves (a converged re-run).
   const finalReady = (await probeApiserver(ctx, 'final')) === undefined;
@@ -179,7 +180,7 @@ export async function ensureKubeletConfig(ctx: Context): Promise<StepOutcome> {
  * comes after the start (the start does not need it; it cost ≈ 0.1 s before the kubelet's start on
  * the join's path to Node Ready).
  */
-export async function startKubelet(ctx: Context): Promise<StepOutcome> {
+export async function startKubelet(ctx: Context<object, KubeletState>): Promise<StepOutcome> {
   const unit = ctx.config.distro.units.kubelet;
   const enabled = await ctx.systemd.enable([unit], { reload: false });
   const active = (await ctx.systemd.activeState(unit)) === 'active';

@@ -4,6 +4,7 @@
  * them do not import each other.
  */
 import type { Context } from '../context.ts';
+import type { JoinOptions } from './contexts.ts';
 
 /** One failed check. */
 export interface CheckFailure {
@@ -14,10 +15,14 @@ export interface CheckFailure {
   ignorable?: boolean;
 }
 
-/** A check: a stable id and a function returning a failure (message + fix) or undefined. */
-export interface Check {
+/**
+ * A check: a stable id and a function returning a failure (message + fix) or undefined. `C` is the
+ * context it reads (the core by default; e.g. the join's flag checks read {@link JoinOptions}).
+ */
+export interface Check<C = Context> {
   id: string;
   /** False for checks of the operator's own flags (bad input cannot be ignored). Default true. */
   ignorable?: boolean;
-  run(ctx: Context): Promise<Omit<CheckFailure, 'id'> | undefined>;
+  // A property, not a method: a check that reads a task's options is no check of another task.
+  run: (ctx: C) => Promise<Omit<CheckFailure, 'id'> | undefined>;
 }

@@ -11,7 +11,7 @@ import type { Check } from './preflight-check.ts';
  * `--ignore-preflight-errors` ids must name checks of this task (or be `all`), as kubeadm requires.
  * @throws InputError `preflight-ignore-unknown` listing the known ids.
  */
-export function checkIgnoreIds(ids: Iterable<string>, checks: readonly Check[]): void {
+export function checkIgnoreIds(ids: Iterable<string>, checks: readonly Pick<Check, 'id' | 'ignorable'>[]): void {
   const known = ['all', ...checks.filter((c) => c.ignorable !== false).map((c) => c.id)];
   const unknown = [...ids].filter((id) => !known.includes(id));
   if (unknown.length === 0) return;
@@ -40,7 +40,7 @@ export const SHIPPED_CHECK_IDS: readonly RegExp[] = [
  * ({@link SHIPPED_CHECK_IDS}) or `all`: a mistyped id would otherwise ignore nothing, silently.
  * @throws ConfigError `config-invalid` naming the field and the unknown ids.
  */
-export function checkConfigIgnoreIds(ids: readonly string[], checks: readonly Check[]): void {
+export function checkConfigIgnoreIds(ids: readonly string[], checks: readonly Pick<Check, 'id' | 'ignorable'>[]): void {
   const own = checks.filter((c) => c.ignorable !== false).map((c) => c.id);
   const unknown = ids.filter((id) => id !== 'all' && !own.includes(id) && !SHIPPED_CHECK_IDS.some((re) => re.test(id)));
   if (unknown.length === 0) return;

@@ -171,7 +171,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
  * @throws ConfigError `config-invalid` for a config `ignorePreflightErrors` id no check has ({@link checkConfigIgnoreIds}).
  * @throws PreflightError (exit 2) listing every failed, non-ignored check.
  */
-export async function runPreflight(ctx: Context, checks: Check[]): Promise<StepOutcome> {
+export async function runPreflight<C extends Context>(ctx: C, checks: readonly Check<C>[]): Promise<StepOutcome> {
   const ignore = ctx.options.ignorePreflightErrors;
   checkIgnoreIds(ctx.options.ignorePreflightErrorsFlag ?? [], checks);
   checkConfigIgnoreIds(ctx.config?.ignorePreflightErrors ?? [], checks);

@@ -28,6 +28,7 @@ import { chainOwnership, RESET_FACTS, RESET_JOURNAL, resetFacts } from '../reset
 import { files, iptablesDumps, links, mounts, netns, nftTableIsOurs } from '../reset/cluster-state.ts';
 import { CATEGORIES, containers, residueCount, residueReport, routes } from '../reset/residue.ts';
 import type { Context } from '../context.ts';
+import type { ResetContext } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 
 /** The check id `--ignore-preflight-errors` names to accept a reset that leaves two etcd members. */
@@ -156,7 +157,7 @@ export const stopEtcd = (ctx: Context) => stopUnits(ctx, [ctx.config.distro.unit
  * `remove-containers`: every task and container in containerd's `k8s.io` namespace (the kubelet's),
  * the pods' network namespaces; then restarts containerd so its CRI plugin forgets the sandboxes.
  */
-export async function removeContainers(ctx: Context): Promise<StepOutcome> {
+export async function removeContainers(ctx: ResetContext): Promise<StepOutcome> {
   const facts = await resetFacts(ctx);
   // Which netns are our pods' is known only while the pods run: record them first, for a reset killed after this.
   const pods = (await netns(ctx, facts)).ours;
@@ -181,7 +182,7 @@ export async function removeContainers(ctx: Context): Promise<StepOutcome> {
 }
 
 /** `unmount`: the cluster's mounts (pod volumes, pod netns, containerd's k8s.io state), deepest first; foreign mounts stay. */
-export async function unmount(ctx: Context): Promise<StepOutcome> {
+export async function unmount(ctx: ResetContext): Promise<StepOutcome> {
   const facts = await resetFacts(ctx);
   const list = (await mounts(ctx, facts, (await netns(ctx, facts)).ours)).ours.sort((a, b) => b.length - a.length);
   for (const m of list) {
@@ -197,7 +198,7 @@ export async function unmount(ctx: Context): Promise<StepOutcome> {
  * manifest and the reset journal once nothing they name is left. Trees are removed without
  * following symlinks and without entering any mount point (HostFiles.removeTree).
  */
-export async function removeFiles(ctx: Context): Promise<StepOutcome> {
+export async function removeFiles(ctx: ResetContext): Promise<StepOutcome> {
   const facts = await resetFacts(ctx);
   const m = await mounts(ctx, facts, []);
   const f = await files(ctx, facts, m.foreign);
@@ -226,7 +227,7 @@ export async function removeFiles(ctx: Context): Promise<StepOutcome> {
 }
 
 /** `remove-network`: the cluster's iptables chains (every backend), nftables tables, links and routes to the cluster's ranges. */
-export async function removeNetwork(ctx: Context): Promise<StepOutcome> {
+export async function removeNetwork(ctx: ResetContext): Promise<StepOutcome> {
   const facts = await resetFacts(ctx);
   const changed: string[] = [];
   for (const [cmd, save] of await iptablesDumps(ctx)) {
@@ -249,7 +250,7 @@ export async function removeNetwork(ctx: Context): Promise<StepOutcome> {
  * `residue-report`: gathers what remains into `state.resetReport`.
  * @throws KubeceptionError `reset-residue` naming each category that is not empty.
  */
-export async function reportResidue(ctx: Context): Promise<StepOutcome> {
+export async function reportResidue(ctx: ResetContext): Promise<StepOutcome> {
   // Under --dry-run the report is what a reset would remove: the host as it is, not the recording
   // backend's view after the planned removals (which would list no file at all).
   const report = await residueReport(ctx.dryRun ? { ...ctx, files: new RealFiles() } : ctx);

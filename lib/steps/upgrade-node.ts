@@ -19,13 +19,14 @@ import { pollUntil } from '../util/poll.ts';
 import { parseVersion, compareVersions } from '../upgrade/skew.ts';
 import { restartKubelet, writeKubeletFiles } from './kubelet.ts';
 import type { Context } from '../context.ts';
+import type { UpgradeNodeContext } from './contexts.ts';
 import type { StepOutcome } from '../dsl.ts';
 
 /** Annotation on a Node cordoned by `upgrade node` (only such a cordon is lifted by it). */
 export const DRAINED_ANNOTATION = 'kubeception.io/upgrade-drained';
 
 /** The API client `upgrade node` uses: `--kubeconfig`, else admin.conf on a control-plane node. */
-async function nodeApi(ctx: Context): Promise<Cluster> {
+async function nodeApi(ctx: UpgradeNodeContext): Promise<Cluster> {
   if (ctx.options.kubeconfig) {
     const text = await ctx.files.read(ctx.options.kubeconfig);
     if (!text) throw new HostStateError('kubeconfig-missing', { what: `--kubeconfig ${ctx.options.kubeconfig}`, why: 'the file does not exist or is empty', fix: 'pass a kubeconfig allowed to evict pods and patch Nodes (e.g. a copy of admin.conf)' });
@@ -40,7 +41,7 @@ async function nodeApi(ctx: Context): Promise<Cluster> {
   });
 }
 
-async function readNode(ctx: Context, api: Cluster): Promise<V1Node> {
+async function readNode(ctx: UpgradeNodeContext, api: Cluster): Promise<V1Node> {
   const node = await api.read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } });
   if (!node) throw new HostStateError('node-missing', { what: `Node ${ctx.config.nodeName}`, why: 'the cluster has no Node of this name', fix: 'run `upgrade node` on a node that joined the cluster (or set nodeName)' });
   return node;
@@ -51,7 +52,7 @@ async function readNode(ctx: Context, api: Cluster): Promise<V1Node> {
  * running one's (the Node's `kubeletVersion`). The binary must be exactly the cluster's version.
  * @throws PreflightError `KubeletBinaryVersion` (exit 2; nothing changed).
  */
-export async function upgradeNodePreflight(ctx: Context): Promise<StepOutcome> {
+export async function upgradeNodePreflight(ctx: UpgradeNodeContext): Promise<StepOutcome> {
   const api = await nodeApi(ctx);
   const [target, node] = [await api.version(), await readNode(ctx, api)];
   const bin = await ctx.sh.which(ctx.config.distro.binaries.kubelet);
@@ -66,13 +67,13 @@ export async function upgradeNodePreflight(ctx: Context): Promise<StepOutcome> {
   return { changed: false, detail: `cluster ${target}; kubelet binary ${binary}; running kubelet ${running}` };
 }
 
-const plan = (ctx: Context) => {
+const plan = (ctx: UpgradeNodeContext) => {
   if (!ctx.state.upgradeNode) throw new Error('upgrade-node-preflight did not run');
   return ctx.state.upgradeNode;
 };
 
 /** `skipIf` of drain: the running kubelet is already the target and the node is not cordoned by an earlier run. */
-export async function nodeAtTarget(ctx: Context): Promise<string | false> {
+export async function nodeAtTarget(ctx: UpgradeNodeContext): Promise<string | false> {
   const p = plan(ctx);
   const node = await readNode(ctx, await nodeApi(ctx));
   if (p.running === p.target && !node.metadata?.annotations?.[DRAINED_ANNOTATION]) return `the kubelet already runs ${p.target}`;
@@ -87,7 +88,7 @@ const staticPod = (p: V1Pod) => !!p.metadata?.annotations?.['kubernetes.io/confi
  * evictions a PodDisruptionBudget blocks, until they are gone (`kubectl drain --ignore-daemonsets`).
  * @throws TimeoutError `drain-timeout` naming the pods left (300 s).
  */
-export async function drainNode(ctx: Context): Promise<StepOutcome> {
+export async function drainNode(ctx: UpgradeNodeContext): Promise<StepOutcome> {
   const api = await nodeApi(ctx);
   const name = ctx.config.nodeName;
   await api.patch({ apiVersion: 'v1', kind: 'Node', metadata: { name } }, { metadata: { annotations: { [DRAINED_ANNOTATION]: plan(ctx).target } }, spec: { unschedulable: true } });
@@ -118,7 +119,7 @@ export async function drainNode(ctx: Context): Promise<StepOutcome> {
 }
 
 /** `kubelet-config`: config.yaml and the unit drop-in rewritten as bootstrap/join write them. */
-export async function upgradeKubeletConfig(ctx: Context): Promise<StepOutcome> {
+export async function upgradeKubeletConfig(ctx: UpgradeNodeContext): Promise<StepOutcome> {
   const changed = await writeKubeletFiles(ctx, { bootstrap: plan(ctx).worker });
   return { changed: changed.length > 0, detail: changed.join(', ') || 'up to date' };
 }
@@ -128,7 +129,7 @@ export async function upgradeKubeletConfig(ctx: Context): Promise<StepOutcome> {
  * waits until the Node is Ready and reports the target kubeletVersion.
  * @throws TimeoutError `kubelet-upgrade-timeout` (180 s).
  */
-export async function restartUpgradedKubelet(ctx: Context): Promise<StepOutcome> {
+export async function restartUpgradedKubelet(ctx: UpgradeNodeContext): Promise<StepOutcome> {
   const p = plan(ctx);
   const api = await nodeApi(ctx);
   const restart = p.running !== p.target || ctx.state.kubeletRestart === true;
@@ -146,7 +147,7 @@ export async function restartUpgradedKubelet(ctx: Context): Promise<StepOutcome>
 }
 
 /** `uncordon`: lifts the cordon `drain` set (a cordon kubeception did not set is left as it is). */
-export async function uncordonNode(ctx: Context): Promise<StepOutcome> {
+export async function uncordonNode(ctx: UpgradeNodeContext): Promise<StepOutcome> {
   const api = await nodeApi(ctx);
   const node = await readNode(ctx, api);
   if (!node.metadata?.annotations?.[DRAINED_ANNOTATION]) return { changed: false, detail: node.spec?.unschedulable ? 'cordoned by someone else: left cordoned' : 'schedulable' };

@@ -30,6 +30,7 @@ import { clusterVersions, imageTag, UPGRADE_COMPONENTS } from '../upgrade/plan.t
 import { compareVersions, parseVersion, skewChecks } from '../upgrade/skew.ts';
 import type { Cluster, KubernetesObject, V1Pod } from '../k8s/client.ts';
 import type { Context } from '../context.ts';
+import type { UpgradeApplyContext } from './contexts.ts';
 import type { HostFiles } from '../host/files.ts';
 import type { StepOutcome } from '../dsl.ts';
 import type { UpgradeJournal } from '../upgrade/journal.ts';
@@ -52,12 +53,12 @@ async function readJournal(ctx: Context): Promise<UpgradeJournal | undefined> {
   }
 }
 
-async function writeJournal(ctx: Context, j: UpgradeJournal): Promise<void> {
+async function writeJournal(ctx: UpgradeApplyContext, j: UpgradeJournal): Promise<void> {
   await ctx.files.write(JOURNAL, `${JSON.stringify(j, null, 2)}\n`, { mode: 0o600, dirMode: 0o700 });
   ctx.state.upgrade = j;
 }
 
-const journal = (ctx: Context): UpgradeJournal => {
+const journal = (ctx: UpgradeApplyContext): UpgradeJournal => {
   if (!ctx.state.upgrade) throw new Error('upgrade-preflight did not run');
   return ctx.state.upgrade;
 };
@@ -68,7 +69,7 @@ const journal = (ctx: Context): UpgradeJournal => {
  * target is refused.
  * @throws PreflightError naming the failed policy checks; HostStateError `upgrade-in-progress` | `upgrade-journal`.
  */
-export async function upgradePreflight(ctx: Context): Promise<StepOutcome> {
+export async function upgradePreflight(ctx: UpgradeApplyContext): Promise<StepOutcome> {
   const target = ctx.config.kubernetesVersion;
   const { joinedControlPlane, joinedControlPlaneError } = await import('./joined-control-plane.ts');
   if (await joinedControlPlane(ctx)) throw joinedControlPlaneError(`upgrade apply ${target}`);
@@ -120,7 +121,7 @@ export async function pruneBackups(files: HostFiles, dir: string, keep: string, 
  * `etcd-snapshot`: `etcdctl snapshot save` of the local member into the backup directory (0600),
  * with the healthcheck client certificate. Skipped when this upgrade's journal already has one.
  */
-export async function etcdSnapshot(ctx: Context): Promise<StepOutcome> {
+export async function etcdSnapshot(ctx: UpgradeApplyContext): Promise<StepOutcome> {
   const j = journal(ctx);
   if (j.snapshot && (await ctx.files.exists(j.snapshot))) return { changed: false, detail: `snapshot taken earlier: ${j.snapshot}` };
   const etcdctl = await ctx.sh.which('etcdctl');
@@ -142,7 +143,7 @@ export async function etcdSnapshot(ctx: Context): Promise<StepOutcome> {
  * (and, on a cluster an older kubeception made, the Secrets that held its keys), as one YAML stream
  * `objects.yaml` (0600).
  */
-export async function backupObjects(ctx: Context): Promise<StepOutcome> {
+export async function backupObjects(ctx: UpgradeApplyContext): Promise<StepOutcome> {
   const j = journal(ctx);
   if (j.objects && (await ctx.files.exists(j.objects))) return { changed: false, detail: `objects saved earlier: ${j.objects}` };
   const api = await cluster(ctx, 'final');
@@ -165,7 +166,7 @@ export async function backupObjects(ctx: Context): Promise<StepOutcome> {
  * the control plane is rolled back to the journal's "from" version and the step fails saying so.
  * @throws KubeceptionError `upgrade-rolled-back` (exit 1) naming the component and why.
  */
-export async function upgradeControlPlane(ctx: Context): Promise<StepOutcome> {
+export async function upgradeControlPlane(ctx: UpgradeApplyContext): Promise<StepOutcome> {
   const j = journal(ctx);
   const api = await cluster(ctx, 'final');
   await writeJournal(ctx, { ...j, phase: 'control-plane' });
@@ -223,7 +224,7 @@ export async function verifyUpgrade(ctx: Context): Promise<StepOutcome> {
 }
 
 /** `upgrade-done`: the journal marked done; says what to change in the site's config. */
-export async function finishUpgrade(ctx: Context): Promise<StepOutcome> {
+export async function finishUpgrade(ctx: UpgradeApplyContext): Promise<StepOutcome> {
   const j = journal(ctx);
   if (j.phase !== 'done') await writeJournal(ctx, { ...j, phase: 'done' });
   ctx.log.info(`backup of the ${j.from} cluster: ${j.backupDir}`);

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { crashPoints, MID_POINTS } from '../../lib/crash.ts';
 import bootstrap from '../../tasks/bootstrap.ts';
 import join from '../../tasks/join.ts';
+import type { Task } from '../../lib/dsl.ts';
+import type { RunContext } from '../../lib/run-options.ts';
 
 const LIB = fileURLToPath(new URL('../../lib/', import.meta.url));
 const CHILD = `
@@ -59,7 +61,7 @@ test('a point of a skipped step kills at the next point reached', () => {
 });
 
 test('bootstrap and join: every step has a before and after point; mid points belong to real steps', () => {
-  for (const t of [bootstrap, join]) {
+  for (const t of [bootstrap, join] as Task<RunContext>[]) {
     const points = crashPoints(t);
     const ids: string[] = t.steps.map((s) => s.spec.id);
     for (const id of ids) assert.ok(points.includes(`${id}:before`) && points.includes(`${id}:after`), id);

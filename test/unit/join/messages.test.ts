@@ -13,7 +13,7 @@ import { joinFlagChecks } from '../../../lib/steps/join.ts';
 import { runPreflight } from '../../../lib/steps/preflight.ts';
 import { PreflightError } from '../../../lib/errors.ts';
 import { firstLine } from '../../../lib/util/text.ts';
-import type { Context } from '../../../lib/context.ts';
+import type { RunContext as Context } from '../../../lib/run-options.ts';
 import { makeCa, makeLeaf } from './fixtures.ts';
 
 let server: Server;

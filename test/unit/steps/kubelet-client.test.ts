@@ -14,7 +14,7 @@ import { kubeletClientCurrent, splitPem, writeKubeletClient } from '../../../lib
 import { RealFiles } from '../../../lib/host/files.ts';
 import { RealShell } from '../../../lib/host/sh.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
-import type { Context } from '../../../lib/context.ts';
+import type { RunContext as Context } from '../../../lib/run-options.ts';
 
 test('splitPem finds the certificate and key in either order, CRLF or LF', () => {
   const cert = '-----BEGIN CERTIFICATE-----\r\nAAA\r\n-----END CERTIFICATE-----\r\n';

@@ -15,7 +15,7 @@ import { networkChecks } from '../../../lib/steps/network-checks.ts';
 import { pkiPreflightCheck } from '../../../lib/steps/certs.ts';
 import { containerRuntimeCheck } from '../../../lib/steps/container-runtime.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
-import type { Context } from '../../../lib/context.ts';
+import type { RunContext as Context } from '../../../lib/run-options.ts';
 
 const ctx = (ids: string[]) => ({ config: sampleConfig({ ignorePreflightErrors: ids }), options: { ignorePreflightErrors: new Set(ids), ignorePreflightErrorsFlag: [] }, log: { info() {}, warn() {} } }) as unknown as Context;
 const siteCheck: Check = { id: 'SiteMotd', run: async () => undefined };
