@@ -12,7 +12,7 @@
 import { parseArgs } from 'citty';
 import process from 'node:process';
 import { ExitCode, KubeceptionError, isBadInput } from './errors.ts';
-import { Redactor, redactingLogger } from './events.ts';
+import { Redactor, redactingLogger } from './engine/events.ts';
 import { PACKAGE_DIR } from './package.ts';
 import { USAGE, unknownCommand, unknownFlag, unknownStep, usageError, versionText } from './usage.ts';
 import { guardStdout } from './stdio.ts';
@@ -113,8 +113,8 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       io.stdout(`${USAGE}\n`);
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
-    if (args.command === 'serve-join') return await (await import('./commands.ts')).serveJoinCommand(args, io);
-    if (args.command === 'approve-csrs') return await (await import('./commands.ts')).approveCsrsCommand(io);
+    if (args.command === 'serve-join') return await (await import('./commands/in-cluster.ts')).serveJoinCommand(args, io);
+    if (args.command === 'approve-csrs') return await (await import('./commands/in-cluster.ts')).approveCsrsCommand(io);
     if (args.command === 'init')
       return await (await import('./commands/init.ts')).initCommand({ dir: args.task as string | undefined, cwd: io.cwd, packageDir: PACKAGE_DIR, kubeception: args.kubeception as string | undefined, stdout: io.stdout });
     if (args.command === 'certs') {
@@ -131,14 +131,14 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       return await upgradeCommand(args, io, PACKAGE_DIR, redactor, backends);
     }
     if (args.command === 'token') {
-      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts')]);
+      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/token.ts')]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
     if (args.command !== 'run' && args.command !== 'plan') throw unknownCommand(String(args.command));
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
     const [{ MAX_WAIT_MS, parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir }] = await Promise.all([
-      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'),
+      import('./join/token.ts'), import('./config/load.ts'), import('./task-files.ts'),
     ]);
     const token = await joinToken(args, secretEnv);
     redactor.add(token);
@@ -208,7 +208,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       // Not for a worker's join: it talks to the join service and the apiserver over plain HTTPS
       // (lib/join/client.ts), and loading the client took CPU from its preflight and discovery.
       if (!(task.name === 'join' && !options.controlPlane)) void import('./k8s/client.ts').catch(() => undefined);
-      const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('./runner.ts'), import('./run-output.ts')]);
+      const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('./engine/runner.ts'), import('./run-output.ts')]);
       const rec = recordingSink(io, redactor, json);
       const result = await runTask(task, ctxFor, { ...sel, concurrent: args.concurrent === true, renderer: json ? 'silent' : 'default', sink: rec.sink });
       if (result.status !== 'done') report(result.error);

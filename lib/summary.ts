@@ -7,7 +7,7 @@
  * wrote (`joinInfo`, `join`: lib/steps/contexts.ts) and the config.
  */
 import { controlPlaneUrl, kubeconfigPaths } from './k8s/endpoints.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from './engine/events.ts';
 import type { RunState } from './run-options.ts';
 import type { ResolvedConfig } from './types.ts';
 

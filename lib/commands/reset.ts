@@ -12,13 +12,13 @@
  */
 import process from 'node:process';
 import { ExitCode, InputError, isBadInput, KubeceptionError } from '../errors.ts';
-import { ETCD_TWO_MEMBERS } from '../steps/reset.ts';
+import { ETCD_TWO_MEMBERS } from '../steps/reset/reset.ts';
 import { loadConfig } from '../config/load.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../tasks.ts';
-import { runTask } from '../runner.ts';
+import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../task-files.ts';
+import { runTask } from '../engine/runner.ts';
 import { dryRunBackends, makeContext, realBackends, type HostBackends } from '../runtime.ts';
 import { CATEGORIES, residueReport, type ResidueReport } from '../reset/residue.ts';
-import type { RunEvent } from '../events.ts';
+import type { RunEvent } from '../engine/events.ts';
 import type { Logger } from '../context.ts';
 import { runOptions, type RunOptions } from '../run-options.ts';
 

@@ -12,9 +12,9 @@ import { ExitCode, InputError, isBadInput, KubeceptionError, PreflightError } fr
 import { loadConfig } from '../config/load.ts';
 import { MAX_WAIT_MS, parseDuration } from '../join/token.ts';
 import { cluster } from '../k8s/apiserver.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../tasks.ts';
+import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../task-files.ts';
 import { makeContext, realBackends, type HostBackends } from '../runtime.ts';
-import { redactingLogger, type Redactor } from '../events.ts';
+import { redactingLogger, type Redactor } from '../engine/events.ts';
 import type { Logger } from '../context.ts';
 import { runOptions, type RunOptions } from '../run-options.ts';
 import type { CliIO } from '../cli-io.ts';
@@ -65,7 +65,7 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
       return plan.allowed ? ExitCode.ok : ExitCode.badInput;
     }
     const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile(`upgrade-${sub}`, siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir);
-    const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('../runner.ts'), import('../run-output.ts')]);
+    const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('../engine/runner.ts'), import('../run-output.ts')]);
     const rec = recordingSink(io, redactor, json);
     const result = await runTask(task, ctxFor, { renderer: json ? 'silent' : 'default', sink: rec.sink });
     if (result.status !== 'done') {

@@ -29,7 +29,7 @@ import { basename, join } from 'node:path';
 import { ETCD_OWNER_MARKER } from '../constants.ts';
 import { OWNED_MANIFEST, parseOwnedManifest, type OwnedKind } from '../host/owned-manifest.ts';
 import { CNI_CONF_DIR, FLANNEL_CONFLIST, flannelCniConf } from '../../manifests/addons/flannel.ts';
-import { RECOVERY_UNIT } from '../steps/recovery.ts';
+import { RECOVERY_UNIT } from '../steps/recovery/recovery.ts';
 import type { ChainOwnership } from './netfilter.ts';
 import { isCandidate, ownedPaths } from './owned.ts';
 import type { Context } from '../context.ts';

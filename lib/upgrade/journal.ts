@@ -1,5 +1,5 @@
 /**
- * The journal of `upgrade apply` (lib/steps/upgrade.ts writes and reads it): a leaf module, so the
+ * The journal of `upgrade apply` (lib/steps/upgrade/upgrade.ts writes and reads it): a leaf module, so the
  * upgrade's task state can name the type without importing the upgrade's steps.
  */
 

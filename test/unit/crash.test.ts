@@ -1,18 +1,18 @@
 /**
- * Fault injection (lib/crash.ts): a child process running a task under KUBECEPTION_CRASH_AT really
+ * Fault injection (lib/engine/crash.ts): a child process running a task under KUBECEPTION_CRASH_AT really
  * dies of SIGKILL at the named point — before, inside or after a step — and nowhere else.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { crashPoints, MID_POINTS } from '../../lib/crash.ts';
+import { crashPoints, MID_POINTS } from '../../lib/engine/crash.ts';
 import bootstrap from '../../tasks/bootstrap.ts';
 import join from '../../tasks/join.ts';
-import type { Task } from '../../lib/dsl.ts';
+import type { Task } from '../../lib/engine/dsl.ts';
 import type { RunContext } from '../../lib/run-options.ts';
 
-const LIB = fileURLToPath(new URL('../../lib/', import.meta.url));
+const LIB = fileURLToPath(new URL('../../lib/engine/', import.meta.url));
 const CHILD = `
 const { step, task } = await import('${LIB}dsl.ts');
 const { runTask } = await import('${LIB}runner.ts');

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { overrides, step as dslStep, task, type Task } from '../../lib/dsl.ts';
-import { applyEdits, order } from '../../lib/graph.ts';
+import { overrides, step as dslStep, task, type Task } from '../../lib/engine/dsl.ts';
+import { applyEdits, order } from '../../lib/engine/graph.ts';
 import { TaskDefinitionError } from '../../lib/errors.ts';
 
 type Ctx = Record<string, never>;

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { step as dslStep, task, type Task } from '../../lib/dsl.ts';
-import { runTask } from '../../lib/runner.ts';
+import { step as dslStep, task, type Task } from '../../lib/engine/dsl.ts';
+import { runTask } from '../../lib/engine/runner.ts';
 import { KubeceptionError } from '../../lib/errors.ts';
-import type { RunEvent } from '../../lib/events.ts';
+import type { RunEvent } from '../../lib/engine/events.ts';
 
 type Ctx = { trace: string[] };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

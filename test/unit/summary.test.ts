@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatDuration, renderSummary, resultEvent, type SummaryInput } from '../../lib/summary.ts';
-import type { RunEvent } from '../../lib/events.ts';
+import type { RunEvent } from '../../lib/engine/events.ts';
 import type { ResolvedConfig } from '../../lib/types.ts';
 import type { RunState } from '../../lib/run-options.ts';
 

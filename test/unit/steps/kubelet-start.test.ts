@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startKubelet } from '../../../lib/steps/kubelet.ts';
+import { startKubelet } from '../../../lib/steps/bootstrap/kubelet.ts';
 import type { RunContext as Context } from '../../../lib/run-options.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 
