@@ -1,12 +1,14 @@
 /**
- * The whole supported upgrade chain on the bed, one minor per hop: a control plane and a worker made
- * at v1.34.4 (the "existing clusters" minor, flannel, CoreDNS, a workload on the worker), then
- * v1.34.4 → v1.35.4 → v1.36.3 → v1.37.2. Each hop: `upgrade plan` allows it (the skew checks) and a
- * skipped minor is refused; `upgrade apply` while a prober in the worker opens a new TLS connection to
- * the control plane's /readyz every 100 ms (the API-gap prober; the longest gap is printed per hop);
- * every component and CoreDNS at the hop's pairing; both kubelets follow with `upgrade node` after the
- * "distro" installed the new kubelet; the config's kubernetesVersion moves along and a re-run of
- * bootstrap converges. The workload pod is never restarted by a control-plane hop. Hosts uc12cp, uc12w.
+ * The supported upgrade chain on the bed, one minor per hop: a control plane and a worker made at
+ * v1.35.4 (flannel, CoreDNS, a workload on the worker), then v1.35.4 → v1.36.3 → v1.37.2. (The
+ * "existing clusters" hop v1.34.4 → v1.35.4 is test/e2e/upgrade.test.ts's, with the same prober, killed
+ * mid-roll and rolled back: one cluster less to boot in CI.) Each hop: `upgrade plan` allows it (the
+ * skew checks) and a skipped minor is refused; `upgrade apply` while a prober in the worker opens a new
+ * TLS connection to the control plane's /readyz every 100 ms (the API-gap prober; the longest gap is
+ * printed per hop); every component and CoreDNS at the hop's pairing; both kubelets follow with
+ * `upgrade node` after the "distro" installed the new kubelet; the config's kubernetesVersion moves
+ * along and a re-run of bootstrap converges. The workload pod is never restarted by a control-plane
+ * hop. Hosts uc12cp, uc12w.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +24,7 @@ import { startProber } from '../helpers/prober.ts';
 import { ADMIN, getJson, kubectl, waitFor } from '../helpers/cluster.ts';
 import { coreDNSVersion } from '../../manifests/addons/versions.ts';
 
-const CHAIN = ['v1.34.4', 'v1.35.4', 'v1.36.3', 'v1.37.2'];
+const CHAIN = ['v1.35.4', 'v1.36.3', 'v1.37.2'];
 const FROM = CHAIN[0]!;
 const CONFIG = { distro: 'debian', networking: { flannel: { cniPluginImage: BED_FLANNEL_CNI_PLUGIN_IMAGE } } };
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -51,8 +53,7 @@ describe(`upgrade chain ${CHAIN.join(' → ')}`, { timeout: 5_400_000 }, () => {
     }
     await importKubeceptionImage(cp);
     for (const h of [cp, w]) await writeConfig(h, { ...CONFIG, kubernetesVersion: FROM });
-    // 1.34 is kept for existing clusters only: this one is made on purpose, to upgrade it.
-    const r = await kc(cp, ['run', 'bootstrap', '--ignore-preflight-errors', 'KubernetesVersionSupport'], { timeoutMs: 900_000 });
+    const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
     const line = r.stdout.split('\n').find((l) => l.includes('kubeception run join'))!;
     const words = line.trim().split(/\s+/);
@@ -94,7 +95,7 @@ describe(`upgrade chain ${CHAIN.join(' → ')}`, { timeout: 5_400_000 }, () => {
       assert.deepEqual(await images(), want);
       assert.equal(JSON.parse(await kubectl(cp, 'get', '--raw', '/version')).gitVersion, target);
       assert.deepEqual(await workload(), pods, 'the workload pod was not restarted by the control-plane hop');
-      assert.ok(gap.gapMs <= 5_000, `the API was down ${gap.gapMs} ms`);
+      assert.ok(gap.gapMs <= 5_000, `the API was down ${gap.gapMs} ms from ${gap.gapStart} (answers ${gap.gapAnswers})`);
       await w.writeFile('/root/admin.conf', await cp.readFile(ADMIN), 0o600);
       for (const [h, args] of [[cp, []], [w, ['--kubeconfig', '/root/admin.conf']]] as const) {
         await installKubelet(h, target);

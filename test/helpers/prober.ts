@@ -19,22 +19,34 @@ export interface Gap {
   gapMs: number;
   failed: number;
   total: number;
+  /** When the longest gap began (ISO time, the host's clock), and the answers seen in it (`status×count`, 0 = none). */
+  gapStart?: string;
+  gapAnswers?: string;
 }
 
 /** The longest stretch without a 200 in `samples` (`[startMs, status]`, status 0 = no answer). */
 export function longestGap(samples: [number, number][]): Gap {
   const s = [...samples].sort((a, b) => a[0] - b[0]);
   let gap = 0;
+  let at: [number, number] | undefined; // the longest gap's [start, end]
   let start: number | undefined;
+  const close = (end: number) => {
+    if (start !== undefined && end - start > gap) [gap, at] = [end - start, [start, end]];
+    start = undefined;
+  };
   for (const [t, code] of s) {
     if (code !== 200) start ??= t;
-    else if (start !== undefined) {
-      gap = Math.max(gap, t - start);
-      start = undefined;
-    }
+    else close(t);
   }
-  if (start !== undefined) gap = Math.max(gap, s.at(-1)![0] - start);
-  return { gapMs: gap, failed: s.filter(([, c]) => c !== 200).length, total: s.length };
+  if (start !== undefined) close(s.at(-1)![0]);
+  const result: Gap = { gapMs: gap, failed: s.filter(([, c]) => c !== 200).length, total: s.length };
+  if (at) {
+    const counts = new Map<number, number>();
+    for (const [t, code] of s) if (t >= at[0] && t < at[1]) counts.set(code, (counts.get(code) ?? 0) + 1);
+    result.gapStart = new Date(at[0]).toISOString();
+    result.gapAnswers = [...counts].map(([c, n]) => `${c}×${n}`).join(' ');
+  }
+  return result;
 }
 
 /**

@@ -38,12 +38,14 @@ export const imagePullCheck: Check = {
       };
     }
     const have = new Set(ls.stdout.split('\n').map((l) => l.trim()));
-    const failed: string[] = [];
-    for (const ref of controlPlaneImages(ctx).filter((r) => !have.has(r))) {
+    // The missing images pull at once (an unreachable registry costs one timeout, not one per image).
+    const missing = controlPlaneImages(ctx).filter((r) => !have.has(r));
+    const pulls = await Promise.all(missing.map(async (ref) => {
       ctx.log.info(`pulling ${ref}`);
       const r = await ctx.sh.exec([...ctr, 'images', 'pull', ref], { allowFail: true, timeoutMs: PULL_TIMEOUT_MS });
-      if (r.code !== 0) failed.push(`${ref} (${(r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`).slice(0, 200)})`);
-    }
+      return r.code === 0 ? undefined : `${ref} (${(r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`).slice(0, 200)})`;
+    }));
+    const failed = pulls.filter((f): f is string => f !== undefined);
     if (!failed.length) return undefined;
     return {
       message: `control-plane image(s) of kubernetesVersion ${ctx.config.kubernetesVersion} are not on this node and cannot be pulled: ${failed.join('; ')}`,
