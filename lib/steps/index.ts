@@ -19,6 +19,7 @@ export * from './bootstrap/container-runtime.ts';
 export * from './contexts.ts';
 export * from './bootstrap/control-plane.ts';
 export * from './join/control-plane-join.ts';
+export * from './join/etcd-join.ts';
 export * from './join/control-plane-identity.ts';
 export * from './bootstrap/etcd.ts';
 export * from './preflight/images.ts';

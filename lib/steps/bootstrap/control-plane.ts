@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { toYaml } from '../../util/yaml.ts';
 import { probeApiserver, waitApiserver, type Which } from '../../k8s/apiserver.ts';
 import { bootstrapStaticPods } from '../../../manifests/static-pods.ts';
-import { kubeletRestart, kubeletRestartPending, kubeletTarget, } from './kubelet.ts';
+import { kubeletRestart, kubeletRestartPending, kubeletTarget } from './kubelet.ts';
 import { markPending } from '../../host/pending.ts';
 import { crashPoint } from '../../engine/crash.ts';
 import { imagePullError, staticPodTrouble } from '../../k8s/static-pod-state.ts';

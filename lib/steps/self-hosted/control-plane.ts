@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { CONTROL_PLANE_LABEL } from '../../constants.ts';
 import { KubeceptionError, TimeoutError } from '../../errors.ts';
 import { pollUntil } from '../../util/poll.ts';
-import { cluster, waitApiserver, } from '../../k8s/apiserver.ts';
+import { cluster, waitApiserver } from '../../k8s/apiserver.ts';
 import { kubeletRestartPending, kubeletTarget, pointKubelet, restartKubelet } from '../bootstrap/kubelet.ts';
 import { crashPoint } from '../../engine/crash.ts';
 import { applyComponentByComponent, deleteLegacyKeySecrets, selfHostedManifests } from './self-hosted.ts';
