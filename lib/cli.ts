@@ -12,13 +12,13 @@
 import { parseArgs } from 'citty';
 import process from 'node:process';
 import { ExitCode, KubeceptionError, isBadInput } from './errors.ts';
-import { Redactor, redactingLogger } from './events.ts';
+import { Redactor, redactingLogger } from './engine/events.ts';
 import { PACKAGE_DIR } from './package.ts';
 import { USAGE, unknownCommand, unknownFlag, unknownStep, usageError, versionText } from './usage.ts';
 import { guardStdout } from './stdio.ts';
 import { argvSecretWarnings, caCertHashes, joinToken, takeSecretEnv } from './join/flags.ts';
 import type { HostBackends } from './runtime.ts';
-import type { RunOptions } from './context.ts';
+import { runOptions, type RunOptions } from './run-options.ts';
 
 // Start-up: only what `--help` and argument errors need is imported above; every command imports
 // its modules when it runs (`await import(…)` below), so `kubeception --help` does not load the
@@ -66,15 +66,8 @@ const ARGS = {
 
 const list = (s: unknown) => (typeof s === 'string' ? s.split(',').map((x) => x.trim()).filter(Boolean) : []);
 
-/** Streams for output; tests pass their own. */
-export interface CliIO {
-  stdout: (s: string) => void;
-  stderr: (s: string) => void;
-  cwd: string;
-  isTTY: boolean;
-  /** True once stdout's reader went away (`| head`): the run goes on, the summary goes to stderr. */
-  stdoutClosed?: () => boolean;
-}
+export type { CliIO } from './cli-io.ts';
+import type { CliIO } from './cli-io.ts';
 
 const defaultIO = (): CliIO => {
   const [out, err] = [guardStdout(process.stdout), guardStdout(process.stderr)];
@@ -120,8 +113,8 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       io.stdout(`${USAGE}\n`);
       return args.help ? ExitCode.ok : ExitCode.badInput;
     }
-    if (args.command === 'serve-join') return await (await import('./commands.ts')).serveJoinCommand(args, io);
-    if (args.command === 'approve-csrs') return await (await import('./commands.ts')).approveCsrsCommand(io);
+    if (args.command === 'serve-join') return await (await import('./commands/in-cluster.ts')).serveJoinCommand(args, io);
+    if (args.command === 'approve-csrs') return await (await import('./commands/in-cluster.ts')).approveCsrsCommand(io);
     if (args.command === 'init')
       return await (await import('./commands/init.ts')).initCommand({ dir: args.task as string | undefined, cwd: io.cwd, packageDir: PACKAGE_DIR, kubeception: args.kubeception as string | undefined, stdout: io.stdout });
     if (args.command === 'certs') {
@@ -138,14 +131,14 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       return await upgradeCommand(args, io, PACKAGE_DIR, redactor, backends);
     }
     if (args.command === 'token') {
-      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands.ts')]);
+      const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/token.ts')]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await tokenCommand(args.task as string | undefined, args, config, io, redactor);
     }
     if (args.command !== 'run' && args.command !== 'plan') throw unknownCommand(String(args.command));
     if (typeof args.task !== 'string') throw usageError(`${args.command} needs a task name, e.g. bootstrap`);
     const [{ MAX_WAIT_MS, parseDuration }, { loadConfig }, { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir }] = await Promise.all([
-      import('./join/token.ts'), import('./config/load.ts'), import('./tasks.ts'),
+      import('./join/token.ts'), import('./config/load.ts'), import('./task-files.ts'),
     ]);
     const token = await joinToken(args, secretEnv);
     redactor.add(token);
@@ -154,9 +147,11 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const discoveryTimeout = args['discovery-timeout'] === undefined ? undefined : parseDuration(String(args['discovery-timeout']));
     if (discoveryTimeout === undefined && args['discovery-timeout'] !== undefined) throw usageError('--discovery-timeout must be a duration such as 60s or 5m');
     if (discoveryTimeout !== undefined && discoveryTimeout > MAX_WAIT_MS) throw usageError(`--discovery-timeout ${args['discovery-timeout']} is too long: at most 24h`);
-    const options: RunOptions = {
+    const options: RunOptions = runOptions({
       ignorePreflightErrors: new Set(list(args['ignore-preflight-errors'])),
       ignorePreflightErrorsFlag: list(args['ignore-preflight-errors']),
+      addSecret: (v) => redactor.add(v),
+    }, {
       joinUrl: args.url as string | undefined,
       token,
       caCertHash: caCertHashes(argv),
@@ -165,8 +160,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       controlPlane: args['control-plane'] === true,
       certificateKey,
       force: args.force === true,
-      addSecret: (v) => redactor.add(v),
-    };
+    });
     if (args.task === 'join' && args.command === 'run' && !options.joinUrl) throw usageError('run join needs --url URL of the join service');
     const dry = args.command === 'plan' || args['dry-run'] === true;
     if (args['order-only'] === true && !dry) throw usageError('--order-only applies to `plan` (or `run --dry-run`)');
@@ -214,7 +208,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       // Not for a worker's join: it talks to the join service and the apiserver over plain HTTPS
       // (lib/join/client.ts), and loading the client took CPU from its preflight and discovery.
       if (!(task.name === 'join' && !options.controlPlane)) void import('./k8s/client.ts').catch(() => undefined);
-      const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('./runner.ts'), import('./run-output.ts')]);
+      const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('./engine/runner.ts'), import('./run-output.ts')]);
       const rec = recordingSink(io, redactor, json);
       const result = await runTask(task, ctxFor, { ...sel, concurrent: args.concurrent === true, renderer: json ? 'silent' : 'default', sink: rec.sink });
       if (result.status !== 'done') report(result.error);

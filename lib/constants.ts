@@ -10,7 +10,7 @@ export const DEFAULT_KUBERNETES_VERSION = 'v1.37.2';
  * values). ECDSA-P256, not kubeadm's RSA-2048: every component (etcd, kube-apiserver incl. service
  * account signing, controller-manager, scheduler, kubelet, the join service) works with it on the bed
  * (e2e), and the whole PKI costs milliseconds instead of seconds of RSA key generation. See the
- * README's "Key algorithms" for the measurement.
+ * "Key algorithms" in docs/configuration.md (and docs/benchmarks.md) for the measurement.
  */
 export const DEFAULT_ENCRYPTION_ALGORITHM = 'ECDSA-P256' as const;
 export const DEFAULT_IMAGE_REPOSITORY = 'registry.k8s.io';

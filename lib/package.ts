@@ -1,5 +1,5 @@
 /**
- * Where the kubeception package lives, and importing its TypeScript modules in every way the CLI
+ * Importing the kubeception package's TypeScript modules (where it lives: lib/package-dir.ts) in every way the CLI
  * runs: from the precompiled JavaScript build (`dist/`, what `bin/kubeception.js` uses when it is
  * up to date), from the sources through tsx (a checkout whose build is stale), or natively (Deno).
  *
@@ -10,16 +10,11 @@
  * file esbuild cannot compile, and every file when running from the sources, goes through tsx,
  * registered on first use, with its disk cache off.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
 import process from 'node:process';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** True when this module runs from the compiled build (a `.js` file under `<package>/dist/<dir>/`). */
-export const COMPILED = import.meta.url.endsWith('.js');
-/** Absolute path of the kubeception package (the directory holding lib/, tasks/, distros/, dist/). */
-export const PACKAGE_DIR = COMPILED ? join(here, '..', '..') : join(here, '..');
+export { COMPILED, compiledTwin, PACKAGE_DIR } from './package-dir.ts';
+import { COMPILED, compiledTwin } from './package-dir.ts';
 
 let tsLoader: Promise<void> | undefined;
 
@@ -40,15 +35,6 @@ function ensureTsLoader(): Promise<void> {
     c!.register();
   })();
   return tsLoader;
-}
-
-/** The compiled twin of a package source file, if this is the compiled build and the twin exists. */
-export function compiledTwin(file: string): string | undefined {
-  if (!COMPILED || !/\.(ts|mts)$/.test(file)) return undefined;
-  const rel = relative(PACKAGE_DIR, file);
-  if (rel.startsWith('..') || rel.startsWith(`dist${sep}`) || rel.split(sep).includes('node_modules')) return undefined;
-  const twin = join(PACKAGE_DIR, 'dist', rel.replace(/\.m?ts$/, '.js'));
-  return existsSync(twin) ? twin : undefined;
 }
 
 /** The compiled site module's `data:` URL, or undefined if esbuild cannot compile it (or is not installed). */

@@ -12,10 +12,10 @@
  * `apply` (not compared), and a step whose effect depends on what a real earlier step would have
  * started (a pod, a Node) is simulated as if that wait succeeded.
  */
-import { order } from './graph.ts';
-import { checkOutcome, evaluateSkip, selectionReason, type RunnerOptions } from './runner.ts';
+import { order } from './engine/graph.ts';
+import { checkOutcome, evaluateSkip, selectionReason, type RunnerOptions } from './engine/runner.ts';
 import { KubeceptionError, isBadInput } from './errors.ts';
-import type { Task } from './dsl.ts';
+import type { Task } from './engine/dsl.ts';
 import type { PlannedWrite } from './host/files.ts';
 import type { PlannedUnitAction } from './host/systemd.ts';
 import type { PlannedApiAction } from './k8s/planned.ts';

@@ -5,7 +5,7 @@
  * the token secret, is printed only in text on the terminal's stdout, and only for a token this run
  * created.
  */
-import { jsonLines, type EventSink, type Redactor, type RunEvent } from './events.ts';
+import { jsonLines, type EventSink, type Redactor, type RunEvent } from './engine/events.ts';
 import { renderSummary, resultEvent, type SummaryInput } from './summary.ts';
 
 /** Output streams as the CLI has them. */

@@ -6,7 +6,8 @@ import { DryRunFiles, RealFiles, type HostFiles } from './host/files.ts';
 import { OwnedRecorder } from './host/owned-manifest.ts';
 import { DbusSystemd, DryRunSystemd, type Systemd } from './host/systemd.ts';
 import { DryRunShell, RealShell, type Shell } from './host/sh.ts';
-import type { Context, Logger, RunOptions, TaskState } from './context.ts';
+import type { Logger } from './context.ts';
+import { emptyState, type RunContext, type RunOptions, type RunState } from './run-options.ts';
 import type { ResolvedConfig } from './types.ts';
 import type { PlannedApiAction } from './k8s/planned.ts';
 import { causeLine } from './host/cause.ts';
@@ -18,7 +19,7 @@ export interface HostBackends {
   sh: Shell;
   dryRun: boolean;
   /** Task state shared by every step of the run. */
-  state: TaskState;
+  state: RunState;
   /** Set by {@link dryRunBackends}: API writes recorded instead of made. */
   plannedApi?: PlannedApiAction[];
   close(): void;
@@ -46,14 +47,14 @@ export function journalReader(sh: Shell, lines = 60) {
 export function realBackends(): HostBackends {
   const sh = new RealShell();
   const systemd = new DbusSystemd(journalReader(sh));
-  return { files: new RealFiles(new OwnedRecorder()), systemd, sh, dryRun: false, state: {}, close: () => systemd.close() };
+  return { files: new RealFiles(new OwnedRecorder()), systemd, sh, dryRun: false, state: emptyState(), close: () => systemd.close() };
 }
 
 /** Backends that read the host and record every change instead of making it. */
 export function dryRunBackends(): HostBackends & { files: DryRunFiles; systemd: DryRunSystemd; sh: DryRunShell; plannedApi: PlannedApiAction[] } {
   const sh = new DryRunShell();
   const systemd = new DryRunSystemd(new DbusSystemd(journalReader(sh)));
-  return { files: new DryRunFiles(), systemd, sh, dryRun: true, state: {}, plannedApi: [], close: () => systemd.close() };
+  return { files: new DryRunFiles(), systemd, sh, dryRun: true, state: emptyState(), plannedApi: [], close: () => systemd.close() };
 }
 
 /** Builds the context of one step. */
@@ -65,7 +66,7 @@ export function makeContext(p: {
   signal: AbortSignal;
   packageDir: string;
   step: string;
-}): Context {
+}): RunContext {
   return {
     config: p.config,
     files: p.backends.files,

@@ -12,7 +12,7 @@ import Module from 'node:module';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { compiledTwin, PACKAGE_DIR } from './package.ts';
+import { compiledTwin, PACKAGE_DIR } from './package-dir.ts';
 
 let done = false;
 

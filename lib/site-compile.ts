@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 /**
  * Compiles `file` (with what it imports by relative path) into one ES module.
  * @param file absolute path of a `.ts`/`.mts`/`.js`/`.mjs` file.
- * @param selfTargets specifier → absolute file of this package's exports (`kubeception/dsl` → …/dist/lib/dsl.js).
+ * @param selfTargets specifier → absolute file of this package's exports (`kubeception/dsl` → …/dist/lib/engine/dsl.js).
  * @returns a `data:` URL to import.
  */
 export async function compileSiteModule(file: string, selfTargets: Record<string, string>): Promise<string> {

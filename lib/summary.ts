@@ -4,11 +4,11 @@
  * join command (which does) is printed only in text, only when this run created the token.
  *
  * Inputs: the run's events (which steps changed, were skipped or failed), the task state the steps
- * wrote ({@link TaskState.joinInfo}, {@link TaskState.join}) and the config.
+ * wrote (`joinInfo`, `join`: lib/steps/contexts.ts) and the config.
  */
 import { controlPlaneUrl, kubeconfigPaths } from './k8s/endpoints.ts';
-import type { RunEvent } from './events.ts';
-import type { TaskState } from './context.ts';
+import type { RunEvent } from './engine/events.ts';
+import type { RunState } from './run-options.ts';
 import type { ResolvedConfig } from './types.ts';
 
 /** What the summary is made from. */
@@ -18,7 +18,7 @@ export interface SummaryInput {
   failedStep?: string;
   durationMs: number;
   events: readonly RunEvent[];
-  state: TaskState;
+  state: RunState;
   config: ResolvedConfig;
 }
 

@@ -13,7 +13,7 @@ import { didYouMean } from './util/suggest.ts';
 /** Public modules a task file may import, by specifier. */
 const PUBLIC: Record<string, () => Promise<Record<string, unknown>>> = {
   kubeception: () => import('./index.ts'),
-  'kubeception/dsl': () => import('./dsl.ts'),
+  'kubeception/dsl': () => import('./engine/dsl.ts'),
   'kubeception/steps': () => import('./steps/index.ts'),
 };
 

@@ -7,7 +7,7 @@
  *
  * The pod is the DaemonSet's template with what a static pod cannot have removed (service
  * account, scheduling fields) and every Secret / ConfigMap volume replaced by a read-only hostPath
- * directory holding the same files (written by `lib/steps/recovery.ts`, 0600). Its container keeps
+ * directory holding the same files (written by `lib/steps/recovery/recovery.ts`, 0600). Its container keeps
  * the template's command, so it runs the same flags, including `--permit-port-sharing`: it and the
  * DaemonSet pod both bind `bindPort` (SO_REUSEPORT) while the watcher hands back.
  * Its labels differ from the DaemonSet's selector, so no controller ever adopts its mirror pod.

@@ -29,7 +29,7 @@ const entryPoints = [
   // The public modules (package.json `exports`): a site's task file imports them, compiled, through
   // lib/self-resolve.ts — sharing the CLI's chunks, so one DSL and one step library.
   'lib/index.ts',
-  'lib/dsl.ts',
+  'lib/engine/dsl.ts',
   'lib/steps/index.ts',
   'lib/config/load.ts',
   ...files('tasks', /\.ts$/),

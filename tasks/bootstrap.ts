@@ -9,7 +9,7 @@
  * wait-self-hosted-control-plane → addon/flannel → apiserver-recovery → wait-join-service → kubelet-pivot →
  * remove-bootstrap-control-plane
  */
-import { step, task } from 'kubeception/dsl';
+import { step, task, type Task } from 'kubeception/dsl';
 import {
   applyCoreDNS,
   applyFlannel,
@@ -41,6 +41,7 @@ import {
   waitSelfHostedControlPlane,
   writeBootstrapControlPlane,
   writeBootstrapScheduler,
+  type BootstrapContext,
 } from 'kubeception/steps';
 
 export default task('bootstrap', [
@@ -121,4 +122,4 @@ export default task('bootstrap', [
     .needs('kubelet-pivot')
     .title('remove-bootstrap-control-plane: no bootstrap static pods left; the kubernetes Service on the final port')
     .run(removeBootstrapControlPlane),
-]);
+]) satisfies Task<BootstrapContext>;

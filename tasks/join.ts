@@ -12,7 +12,7 @@
  *                kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap → mark-control-plane → control-plane-spread →
  *                wait-local-apiserver → apiserver-recovery
  */
-import { step, task } from 'kubeception/dsl';
+import { step, task, type Task } from 'kubeception/dsl';
 import {
   alreadyJoined,
   controlPlaneJoinChecks,
@@ -38,12 +38,13 @@ import {
   waitNodeNetwork,
   workerChecks,
   writeWorkerKubelet,
+  type JoinContext,
 } from 'kubeception/steps';
 
 export default task('join', [
   step('preflight')
     .title('preflight: host, kubelet, join flags (control plane: etcd, ports, certificate key)')
-    .run((ctx) => runPreflight(ctx, ctx.options.controlPlane ? controlPlaneJoinChecks(ctx) : [...workerChecks(ctx), notControlPlaneCheck, ...joinFlagChecks])),
+    .run((ctx: JoinContext) => runPreflight(ctx, ctx.options.controlPlane ? controlPlaneJoinChecks(ctx) : [...workerChecks(ctx), notControlPlaneCheck, ...joinFlagChecks])),
   step('discovery').needs('preflight').title('discovery: token-signed cluster-info, CA pin, node name free').skipIf(alreadyJoined).run(discover),
   step('control-plane-certs')
     .needs('discovery')
@@ -93,4 +94,4 @@ export default task('join', [
     .run(waitNodeNetwork),
   // Steps without a need between them run at once: the kubelet's files are written while its CSR
   // waits for approval. None of them writes another's files.
-], { concurrent: true });
+], { concurrent: true }) satisfies Task<JoinContext>;

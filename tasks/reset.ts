@@ -6,8 +6,8 @@
  * remove-etcd-member → remove-node → stop-kubelet → remove-containers → unmount → stop-etcd → remove-files →
  * remove-network → residue-report
  */
-import { step, task } from 'kubeception/dsl';
-import { removeContainers, removeEtcdMember, removeFiles, removeNetwork, removeNode, reportResidue, stopEtcd, stopKubelet, unmount } from 'kubeception/steps';
+import { step, task, type Task } from 'kubeception/dsl';
+import { removeContainers, removeEtcdMember, removeFiles, removeNetwork, removeNode, reportResidue, stopEtcd, stopKubelet, unmount, type ResetContext } from 'kubeception/steps';
 
 export default task('reset', [
   step('remove-etcd-member').title("remove-etcd-member: this control-plane node's etcd member leaves the cluster (--force to leave two)").timeout(60_000).run(removeEtcdMember),
@@ -19,4 +19,4 @@ export default task('reset', [
   step('remove-files').needs('stop-etcd').title('remove-files: PKI, kubeconfigs, manifests, kubelet state, units, etcd data (unless --keep-etcd-data)').run(removeFiles),
   step('remove-network').needs('remove-containers').title('remove-network: KUBE-*/CNI-*/FLANNEL* chains, CNI and flannel links, routes to the cluster ranges').run(removeNetwork),
   step('residue-report').needs('remove-files', 'remove-network').title('residue-report: nothing of kubeception remains').run(reportResidue),
-]);
+]) satisfies Task<ResetContext>;

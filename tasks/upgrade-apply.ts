@@ -7,8 +7,8 @@
  * upgrade-preflight → etcd-snapshot → backup-objects → control-plane → verify →
  * addon/kube-proxy → addon/coredns → apiserver-recovery → upgrade-done
  */
-import { step, task } from 'kubeception/dsl';
-import { applyCoreDNS, applyKubeProxy, backupObjects, disabledEarlier, ensureRecovery, etcdSnapshot, finishUpgrade, upgradeControlPlane, upgradePreflight, verifyUpgrade } from 'kubeception/steps';
+import { step, task, type Task } from 'kubeception/dsl';
+import { applyCoreDNS, applyKubeProxy, backupObjects, disabledEarlier, ensureRecovery, etcdSnapshot, finishUpgrade, upgradeControlPlane, upgradePreflight, verifyUpgrade, type UpgradeApplyContext } from 'kubeception/steps';
 
 export default task('upgrade-apply', [
   step('upgrade-preflight').title('upgrade-preflight: version-skew policy, the journal of an unfinished upgrade').run(upgradePreflight),
@@ -20,4 +20,4 @@ export default task('upgrade-apply', [
   step('addon/coredns').needs('addon/kube-proxy').title("addon/coredns: CoreDNS at the target's version").skipIf(disabledEarlier('coredns')).run(applyCoreDNS),
   step('apiserver-recovery').needs('verify').title('apiserver-recovery: the last-known-good kube-apiserver manifest refreshed').timeout(300_000).run(ensureRecovery),
   step('upgrade-done').needs('addon/coredns', 'apiserver-recovery').title('upgrade-done: the journal closed; what to do next').run(finishUpgrade),
-]);
+]) satisfies Task<UpgradeApplyContext>;

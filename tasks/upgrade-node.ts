@@ -5,8 +5,8 @@
  *
  * upgrade-node-preflight → drain → kubelet-config → kubelet-restart → uncordon
  */
-import { step, task } from 'kubeception/dsl';
-import { drainNode, nodeAtTarget, restartUpgradedKubelet, uncordonNode, upgradeKubeletConfig, upgradeNodePreflight } from 'kubeception/steps';
+import { step, task, type Task } from 'kubeception/dsl';
+import { drainNode, nodeAtTarget, restartUpgradedKubelet, uncordonNode, upgradeKubeletConfig, upgradeNodePreflight, type UpgradeNodeContext } from 'kubeception/steps';
 
 export default task('upgrade-node', [
   step('upgrade-node-preflight').title("upgrade-node-preflight: the kubelet binary is the cluster's version").run(upgradeNodePreflight),
@@ -14,4 +14,4 @@ export default task('upgrade-node', [
   step('kubelet-config').needs('drain').title('kubelet-config: config.yaml and unit drop-in').run(upgradeKubeletConfig),
   step('kubelet-restart').needs('kubelet-config').title('kubelet-restart: restart, wait for Node Ready at the new version').timeout(240_000).run(restartUpgradedKubelet),
   step('uncordon').needs('kubelet-restart').title('uncordon: lift the cordon drain set').run(uncordonNode),
-]);
+]) satisfies Task<UpgradeNodeContext>;

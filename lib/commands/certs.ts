@@ -13,11 +13,12 @@ import { ExitCode } from '../errors.ts';
 import { cluster, endpointCluster, probeApiserver } from '../k8s/apiserver.ts';
 import { expiryReport, type ExpiryEntry, type ExpiryReport } from '../pki/expiry.ts';
 import { renewHostCertificates, selectNames } from '../pki/renew.ts';
-import { applyComponentByComponent, restartLocalControlPlane, selfHostedManifests } from '../steps/self-hosted.ts';
-import { ensureJoinService, waitJoinService } from '../steps/join-service.ts';
-import { renderRecoveryManifest } from '../steps/recovery.ts';
+import { applyComponentByComponent, restartLocalControlPlane, selfHostedManifests } from '../steps/self-hosted/self-hosted.ts';
+import { ensureJoinService, waitJoinService } from '../steps/join/join-service.ts';
+import { renderRecoveryManifest } from '../steps/recovery/recovery.ts';
 import { rollAndWait } from '../k8s/rollout.ts';
 import { makeContext, realBackends } from '../runtime.ts';
+import { runOptions } from '../run-options.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 type Args = Record<string, unknown>;
@@ -69,7 +70,7 @@ export function expiryJson(r: ExpiryReport, now = new Date()) {
 /** `kubeception certs <sub>`. @returns the exit code. */
 export async function certsCommand(sub: string | undefined, name: string | undefined, args: Args, config: ResolvedConfig, packageDir: string, io: IO, redactor?: { add(s: string): void }): Promise<number> {
   const hb = realBackends();
-  const ctx = makeContext({ config, options: { ignorePreflightErrors: new Set(), addSecret: () => {} }, backends: hb, log: { info: (m) => io.stdout(`${m}\n`), warn: (m) => io.stderr(`warning: ${m}\n`) }, signal: new AbortController().signal, packageDir, step: 'certs' });
+  const ctx = makeContext({ config, options: runOptions({ ignorePreflightErrors: new Set(), addSecret: () => {} }), backends: hb, log: { info: (m) => io.stdout(`${m}\n`), warn: (m) => io.stderr(`warning: ${m}\n`) }, signal: new AbortController().signal, packageDir, step: 'certs' });
   try {
     if (sub === 'check-expiration') {
       const api = (await probeApiserver(ctx, 'final')) === undefined ? await cluster(ctx, 'final') : undefined;
@@ -86,7 +87,7 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       const names = String(args['node-name'] ?? '').split(',').map((n) => n.trim()).filter(Boolean);
       const badName = names.find((n) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(n) || n.length > 253);
       if (badName !== undefined) throw new (await import('../errors.ts')).InputError('usage', { what: '--node-name', why: `"${badName}" is not a node name (lowercase DNS-1123 subdomain)`, fix: 'pass the nodeName of each control-plane node about to join, e.g. --node-name cp2,cp3' });
-      const [{ listMembers }, { healthcheckTls }, { etcdClientUrls }] = await Promise.all([import('../etcd/members.ts'), import('../steps/etcd.ts'), import('../etcd/config.ts')]);
+      const [{ listMembers }, { healthcheckTls }, { etcdClientUrls }] = await Promise.all([import('../etcd/members.ts'), import('../steps/bootstrap/etcd.ts'), import('../etcd/config.ts')]);
       const members = await listMembers(etcdClientUrls(config)[0]!, await healthcheckTls(ctx));
       // Held before the keys go up (after uploadCerts checked its inputs): from then on no bootstrap token can buy these names.
       const up = await uploadCerts(await cluster(ctx, 'final'), config, hb.files, ttlMs, members.flatMap((m) => m.clientURLs), new Date(), names);
@@ -102,7 +103,7 @@ export async function certsCommand(sub: string | undefined, name: string | undef
       return ExitCode.ok;
     }
     if (sub !== 'renew') throw new (await import('../errors.ts')).InputError('usage', { what: `certs ${sub ?? ''}`.trim(), why: 'unknown certs subcommand', fix: 'use `kubeception certs check-expiration`, `kubeception certs renew all|NAME` or `kubeception certs upload [--ttl 2h]`' });
-    const { joinedControlPlane } = await import('../steps/preflight.ts');
+    const { joinedControlPlane } = await import('../steps/join/joined-control-plane.ts');
     const joined = await joinedControlPlane(ctx);
     const names = selectNames(ctx, name);
     const renewed = await renewHostCertificates(ctx, names);

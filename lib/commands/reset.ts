@@ -12,14 +12,15 @@
  */
 import process from 'node:process';
 import { ExitCode, InputError, isBadInput, KubeceptionError } from '../errors.ts';
-import { ETCD_TWO_MEMBERS } from '../steps/reset.ts';
+import { ETCD_TWO_MEMBERS } from '../steps/reset/reset.ts';
 import { loadConfig } from '../config/load.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../tasks.ts';
-import { runTask } from '../runner.ts';
+import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../task-files.ts';
+import { runTask } from '../engine/runner.ts';
 import { dryRunBackends, makeContext, realBackends, type HostBackends } from '../runtime.ts';
 import { CATEGORIES, residueReport, type ResidueReport } from '../reset/residue.ts';
-import type { RunEvent } from '../events.ts';
-import type { Logger, RunOptions } from '../context.ts';
+import type { RunEvent } from '../engine/events.ts';
+import type { Logger } from '../context.ts';
+import { runOptions, type RunOptions } from '../run-options.ts';
 
 type Args = Record<string, unknown>;
 interface IO {
@@ -87,7 +88,7 @@ export async function resetCommand(args: Args, io: IO, packageDir: string, backe
   const unknown = ignore.filter((id) => id !== ETCD_TWO_MEMBERS && id !== 'all');
   if (unknown.length)
     throw new InputError('preflight-ignore-unknown', { what: `--ignore-preflight-errors ${unknown.join(',')}`, why: 'reset has no check with that id', fix: `use ${ETCD_TWO_MEMBERS} (or all)` });
-  const options: RunOptions = { ignorePreflightErrors: new Set(ignore), keepEtcdData: args['keep-etcd-data'] === true, force: args.force === true, addSecret: () => {} };
+  const options: RunOptions = runOptions({ ignorePreflightErrors: new Set(ignore), addSecret: () => {} }, { keepEtcdData: args['keep-etcd-data'] === true, force: args.force === true });
   // kubeadm's prompt, before anything on the host changes; --force (and --dry-run, which changes nothing) skip it.
   if (!dryRun && !options.force && !(await confirmReset(io.stdin ?? process.stdin, io.stderr))) {
     io.stderr('[reset] aborted: nothing was changed\n');

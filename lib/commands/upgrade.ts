@@ -12,11 +12,12 @@ import { ExitCode, InputError, isBadInput, KubeceptionError, PreflightError } fr
 import { loadConfig } from '../config/load.ts';
 import { MAX_WAIT_MS, parseDuration } from '../join/token.ts';
 import { cluster } from '../k8s/apiserver.ts';
-import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../tasks.ts';
+import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../task-files.ts';
 import { makeContext, realBackends, type HostBackends } from '../runtime.ts';
-import { redactingLogger, type Redactor } from '../events.ts';
-import type { Logger, RunOptions } from '../context.ts';
-import type { CliIO } from '../cli.ts';
+import { redactingLogger, type Redactor } from '../engine/events.ts';
+import type { Logger } from '../context.ts';
+import { runOptions, type RunOptions } from '../run-options.ts';
+import type { CliIO } from '../cli-io.ts';
 
 type Args = Record<string, unknown> & { _: string[] };
 
@@ -41,7 +42,7 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
   // even when the config cannot be resolved for it (e.g. no CoreDNS pinned for that minor).
   if (version) {
     const [{ clusterVersions }, { skewChecks }] = await Promise.all([import('../upgrade/plan.ts'), import('../upgrade/skew.ts')]);
-    const ctx = makeContext({ config: base.config, options: { ignorePreflightErrors: new Set(), addSecret: () => {} }, backends: hb, log: { info() {}, warn() {} }, signal: new AbortController().signal, packageDir, step: 'upgrade-policy' });
+    const ctx = makeContext({ config: base.config, options: runOptions({ ignorePreflightErrors: new Set(), addSecret: () => {} }), backends: hb, log: { info() {}, warn() {} }, signal: new AbortController().signal, packageDir, step: 'upgrade-policy' });
     const errors = skewChecks(await clusterVersions(ctx, await cluster(ctx, 'final')), version).filter((c) => c.severity === 'error');
     if (errors.length) {
       hb.close();
@@ -49,13 +50,11 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
     }
   }
   const { config } = version ? await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined, kubernetesVersion: version }) : base;
-  const options: RunOptions = {
-    ignorePreflightErrors: new Set(),
-    addSecret: (v) => redactor.add(v),
+  const options: RunOptions = runOptions({ ignorePreflightErrors: new Set(), addSecret: (v) => redactor.add(v) }, {
     configKubernetesVersion: base.config.kubernetesVersion,
     ...(timeoutMs && { upgradeTimeoutMs: timeoutMs }),
     ...(typeof args.kubeconfig === 'string' && { kubeconfig: args.kubeconfig }),
-  };
+  });
   try {
     const ctxFor = (step: string, log: Logger, signal: AbortSignal) => makeContext({ config, options, backends: hb, log: redactingLogger(log, redactor), signal, packageDir, step });
     if (sub === 'plan') {
@@ -66,7 +65,7 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
       return plan.allowed ? ExitCode.ok : ExitCode.badInput;
     }
     const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile(`upgrade-${sub}`, siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir);
-    const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('../runner.ts'), import('../run-output.ts')]);
+    const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('../engine/runner.ts'), import('../run-output.ts')]);
     const rec = recordingSink(io, redactor, json);
     const result = await runTask(task, ctxFor, { renderer: json ? 'silent' : 'default', sink: rec.sink });
     if (result.status !== 'done') {

@@ -2,7 +2,10 @@
  * Object helpers that need no API client (so step modules can use them without loading
  * @kubernetes/client-node).
  */
-import type { KubernetesObject } from './client.ts';
+/** What these helpers need of an object (structural: no import of the API client's types). */
+interface KubernetesObject {
+  metadata?: { resourceVersion?: string; managedFields?: unknown; generation?: number; uid?: string; creationTimestamp?: unknown };
+}
 
 /**
  * The object without what the server maintains (status, resourceVersion, managedFields, generation,

@@ -11,8 +11,9 @@ import { chainOwnership, CANDIDATE_LINK, linkIsOurs, proofOf, RESET_JOURNAL, typ
 import { foreignChains, ourChains } from './netfilter.ts';
 import { CANDIDATE_NETNS, isCandidate, ownedPaths, scannedDirs, structuralDirs } from './owned.ts';
 import type { Context } from '../context.ts';
+import type { ResetOptions } from '../steps/contexts.ts';
 
-type Ctx = Pick<Context, 'sh' | 'files' | 'config' | 'options'>;
+type Ctx = Pick<Context<Pick<ResetOptions, 'keepEtcdData'>>, 'sh' | 'files' | 'config' | 'options'>;
 /** Ours and foreign, each sorted. */
 export interface Split {
   ours: string[];

@@ -20,8 +20,8 @@ export const OWN_PORTS = [6443, 6444, 2379, 2380, 2381, 10248, 10249, 10250, 102
 /** Network namespaces that may be pods' (containerd's CRI names them `cni-<uuid>`; so does podman's CNI): ours only if a pod of ours holds it (lib/reset/ownership.ts). */
 export const CANDIDATE_NETNS = /^cni-[0-9a-f-]+$/;
 /** kubeception's own unit (the kubelet's and etcd's unit files are the distro's: stopped and disabled only). */
-export { RECOVERY_UNIT } from '../steps/recovery.ts';
-import { RECOVERY_UNIT } from '../steps/recovery.ts';
+export { RECOVERY_UNIT } from '../steps/recovery/recovery.ts';
+import { RECOVERY_UNIT } from '../steps/recovery/recovery.ts';
 
 /** A path kubeception owns: one file, or a whole directory tree (removed recursively, one file system). */
 export interface OwnedPath {

@@ -29,10 +29,11 @@ import { basename, join } from 'node:path';
 import { ETCD_OWNER_MARKER } from '../constants.ts';
 import { OWNED_MANIFEST, parseOwnedManifest, type OwnedKind } from '../host/owned-manifest.ts';
 import { CNI_CONF_DIR, FLANNEL_CONFLIST, flannelCniConf } from '../../manifests/addons/flannel.ts';
-import { RECOVERY_UNIT } from '../steps/recovery.ts';
+import { RECOVERY_UNIT } from '../steps/recovery/recovery.ts';
 import type { ChainOwnership } from './netfilter.ts';
 import { isCandidate, ownedPaths } from './owned.ts';
 import type { Context } from '../context.ts';
+import type { ResetState } from '../steps/contexts.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 export const HEADER = '# Written by kubeception';
@@ -41,20 +42,8 @@ export const CRI_LOOPBACK_NETWORK = 'cni-loopback';
 /** Where a reset records the pod network namespaces before it removes the pods (read by the next reset if this one is killed). */
 export const RESET_JOURNAL = '/var/lib/kubeception/reset-netns.json';
 
-/** Everything the ownership rules decide on, read once from the host. */
-export interface OwnershipFacts {
-  /** The manifest's paths, or undefined on a host set up before the manifest (or never by kubeception). */
-  recorded?: ReadonlyMap<string, OwnedKind>;
-  /** The kubelet on this host is kubeception's (its config or drop-in recorded or marked). */
-  kubelet: boolean;
-  /** kubeception's flannel ran here (the kubelet is ours and `networking.plugin` is flannel). */
-  flannel: boolean;
-  /** This cluster's CNI network names, and the pod network's bridge. */
-  networks: string[];
-  bridge?: string;
-  /** The flannel conflist holds exactly what kubeception's DaemonSet installs. */
-  flannelConfOurs: boolean;
-}
+export type { OwnershipFacts } from './types.ts';
+import type { OwnershipFacts } from './types.ts';
 
 type Ctx = Pick<Context, 'files' | 'config'>;
 
@@ -149,7 +138,7 @@ export const RESET_FACTS = '/var/lib/kubeception/reset-facts.json';
  * The facts of this reset: read once per run, before anything is removed, and kept in
  * {@link RESET_FACTS} until a reset ends clean (a killed reset's next run reuses them).
  */
-export async function resetFacts(ctx: Pick<Context, 'files' | 'config' | 'state' | 'dryRun'>): Promise<OwnershipFacts> {
+export async function resetFacts(ctx: Pick<Context<object, Pick<ResetState, 'resetFacts'>>, 'files' | 'config' | 'state' | 'dryRun'>): Promise<OwnershipFacts> {
   if (ctx.state.resetFacts) return ctx.state.resetFacts;
   let facts: OwnershipFacts | undefined;
   try {

@@ -11,26 +11,12 @@ import { chains, files, links, mounts, netns, read } from './cluster-state.ts';
 import { ownershipFacts } from './ownership.ts';
 import { OWN_COMMANDS, OWN_PORTS, OWN_PROCESSES, RECOVERY_UNIT } from './owned.ts';
 import type { Context } from '../context.ts';
+import type { ResetContext, ResetOptions } from '../steps/contexts.ts';
 
-/** Residue categories, in report order. */
-export const CATEGORIES = ['processes', 'containers', 'mounts', 'netns', 'links', 'routes', 'chains', 'ports', 'files', 'units'] as const;
-export type Category = (typeof CATEGORIES)[number];
+export { CATEGORIES, type Category, type ResidueReport } from './types.ts';
+import { CATEGORIES, type ResidueReport } from './types.ts';
 
-/** The report. `residue` lists what of ours remains per category (empty: clean). */
-export interface ResidueReport {
-  kind: 'ResetReport';
-  residue: Record<Category, string[]>;
-  /** Files in the scanned directories (and candidates) not proven this cluster's: kept. */
-  foreign: string[];
-  /** Other state that looks like the cluster's but is not proven so (another runtime's): kept. */
-  foreignState: { mounts: string[]; netns: string[]; links: string[]; chains: string[] };
-  /** How ownership was decided, when it matters (e.g. no ownership manifest). */
-  notes: string[];
-  /** What was kept on purpose (e.g. the etcd data dir under `--keep-etcd-data`). */
-  kept: string[];
-}
-
-type Ctx = Pick<Context, 'sh' | 'files' | 'config' | 'systemd' | 'options'>;
+type Ctx = Pick<Context<Pick<ResetOptions, 'keepEtcdData'>>, 'sh' | 'files' | 'config' | 'systemd' | 'options'>;
 
 /** Processes of the components and of kubeception's own services. */
 export async function processes(ctx: Ctx): Promise<string[]> {
@@ -86,7 +72,7 @@ export async function units(ctx: Ctx): Promise<string[]> {
 
 /** Gathers the whole report. */
 export async function residueReport(ctx: Ctx): Promise<ResidueReport> {
-  const facts = 'state' in ctx && (ctx as Context).state?.resetFacts ? (ctx as Context).state.resetFacts! : await ownershipFacts(ctx);
+  const facts = 'state' in ctx && (ctx as ResetContext).state?.resetFacts ? (ctx as ResetContext).state.resetFacts! : await ownershipFacts(ctx);
   const ns = await netns(ctx, facts);
   const m = await mounts(ctx, facts, ns.ours);
   const f = await files(ctx, facts, m.foreign);

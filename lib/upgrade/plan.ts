@@ -6,7 +6,7 @@
  */
 import { probeHttps } from '../net/probe.ts';
 import { etcdClientUrls } from '../etcd/config.ts';
-import { healthcheckTls } from '../steps/etcd.ts';
+import { healthcheckTls } from '../steps/bootstrap/etcd.ts';
 import { coreDNSObjects } from '../../manifests/addons/coredns.ts';
 import { image } from '../../manifests/common.ts';
 import { skewChecks, type ClusterVersions, type SkewCheck } from './skew.ts';

@@ -1,7 +1,7 @@
 /** Retries with backoff: the one wrapper around `p-retry`. */
 import pRetry, { AbortError } from 'p-retry';
 import { isBadInput } from '../errors.ts';
-import type { RetryPolicy } from '../dsl.ts';
+import type { RetryPolicy } from '../engine/dsl.ts';
 
 /**
  * Calls `fn` until it resolves, at most `policy.tries` times, waiting `delayMs × backoff^(n-1)`

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import process from 'node:process';
 import { join } from 'node:path';
-import { CACHE_DIR, K8S_VERSION, REPO_ROOT } from './bed.ts';
+import { CACHE_DIR, K8S_VERSION, REPO_ROOT } from './bed-host.ts';
 import { runOk } from './proc.ts';
 import { COREDNS_VERSIONS, FLANNEL_VERSION, kubernetesMinor } from '../../manifests/addons/versions.ts';
 

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import process from 'node:process';
 import { join } from 'node:path';
-import type { Host } from './bed.ts';
-import { CACHE_DIR, K8S_VERSION, REPO_ROOT } from './bed.ts';
+import type { Host } from './bed-host.ts';
+import { CACHE_DIR, K8S_VERSION, REPO_ROOT } from './bed-host.ts';
 import { runOk } from './proc.ts';
 import { ensureAddonImages } from './addon-images.ts';
 import type { Bind } from './state.ts';

@@ -2,7 +2,7 @@
  * The crash harness: `kubeception run bootstrap` (one host) and `run join` (one worker) are killed
  * with a real SIGKILL at every crash point — every step boundary (`<step>:before`/`:after`) and the
  * mid-step points of the long steps, including each point between a config write and the
- * restart/reload that applies it (lib/crash.ts, `KUBECEPTION_CRASH_AT`) — and each crash is
+ * restart/reload that applies it (lib/engine/crash.ts, `KUBECEPTION_CRASH_AT`) — and each crash is
  * recovered through by the next run.
  *
  * Design (wall time ≈ one cold bootstrap + one re-run per point, not one cold bootstrap per point):
@@ -24,7 +24,7 @@ import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { kc, snapshot, assertSameTree, writeConfig } from '../helpers/bed-cli.ts';
 import { ADMIN, assertBootstrapped, assertSameState, hostState } from '../helpers/converged.ts';
-import { CRASH_ENV, crashPoints } from '../../lib/crash.ts';
+import { CRASH_ENV, crashPoints } from '../../lib/engine/crash.ts';
 import bootstrapTask from '../../tasks/bootstrap.ts';
 import joinTask from '../../tasks/join.ts';
 import { printedJoin } from '../helpers/join-command.ts';

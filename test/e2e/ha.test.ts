@@ -25,7 +25,7 @@ import { type Gap, startProber } from '../helpers/prober.ts';
 
 const N = { lb: `${E2E_PREFIX}h11lb`, cp1: `${E2E_PREFIX}h11cp1`, cp2: `${E2E_PREFIX}h11cp2`, cp3: `${E2E_PREFIX}h11cp3`, w1: `${E2E_PREFIX}h11w1` };
 const ADMIN = '/root/admin.conf'; // in the worker: cp1's admin.conf (server = the LB)
-/** Right after the learner's member add, before etcd starts on the node (lib/steps/control-plane-join.ts). */
+/** Right after the learner's member add, before etcd starts on the node (lib/steps/join/etcd-join.ts). */
 const CRASH_POINT = 'etcd-join:etcd-member-added';
 const KEY_RE = /^certificate key: ([0-9a-f]{64})$/m;
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

@@ -83,7 +83,7 @@ test('config from the working directory wins; a type error names the field (exit
 test('a task file in ./tasks of the working directory is preferred; a cycle there is exit 2 naming the steps', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kc-cli-'));
   mkdirSync(join(dir, 'tasks'));
-  writeFileSync(join(dir, 'tasks', 'bootstrap.ts'), `import { step, task } from '${ROOT}/lib/dsl.ts';\nexport default task('bootstrap', [step('a').needs('b'), step('b').needs('a')]);\n`);
+  writeFileSync(join(dir, 'tasks', 'bootstrap.ts'), `import { step, task } from '${ROOT}/lib/engine/dsl.ts';\nexport default task('bootstrap', [step('a').needs('b'), step('b').needs('a')]);\n`);
   writeFileSync(join(dir, 'kubeception.config.ts'), `export default { distro: 'debian' };\n`);
   const r = await cli(['plan', 'bootstrap'], dir);
   assert.equal(r.code, 2);
@@ -96,7 +96,7 @@ test('run --output json of a site task: every line is a JSON event; a failed ste
   mkdirSync(join(dir, 'tasks'));
   writeFileSync(
     join(dir, 'tasks', 'demo.ts'),
-    `import { step, task } from '${ROOT}/lib/dsl.ts';\nexport default task('demo', [step('one').run(() => ({ changed: false })), step('two').needs('one').skipIf(() => 'nothing to do'), step('three').needs('two').run(() => { throw new Error('kaput'); })]);\n`,
+    `import { step, task } from '${ROOT}/lib/engine/dsl.ts';\nexport default task('demo', [step('one').run(() => ({ changed: false })), step('two').needs('one').skipIf(() => 'nothing to do'), step('three').needs('two').run(() => { throw new Error('kaput'); })]);\n`,
   );
   writeFileSync(join(dir, 'kubeception.config.ts'), `export default { distro: 'debian', nodeName: 'Demo-Node' };\n`);
   const t0 = Date.now();
@@ -126,7 +126,7 @@ test('plan runs step bodies against the recording backends: it lists writes, uni
   writeFileSync(join(target, 'changed.conf'), 'a\nb\nc\n');
   writeFileSync(
     join(dir, 'tasks', 'demo.ts'),
-    `import { step, task } from '${ROOT}/lib/dsl.ts';
+    `import { step, task } from '${ROOT}/lib/engine/dsl.ts';
 export default task('demo', [
   step('write').run(async (ctx) => {
     const a = await ctx.files.write('${target}/new.key', 'secret-bytes-1\\nsecret-bytes-2\\n', { mode: 0o600 });

@@ -1,16 +1,18 @@
 /**
- * Fault injection (lib/crash.ts): a child process running a task under KUBECEPTION_CRASH_AT really
+ * Fault injection (lib/engine/crash.ts): a child process running a task under KUBECEPTION_CRASH_AT really
  * dies of SIGKILL at the named point — before, inside or after a step — and nowhere else.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { crashPoints, MID_POINTS } from '../../lib/crash.ts';
+import { crashPoints, MID_POINTS } from '../../lib/engine/crash.ts';
 import bootstrap from '../../tasks/bootstrap.ts';
 import join from '../../tasks/join.ts';
+import type { Task } from '../../lib/engine/dsl.ts';
+import type { RunContext } from '../../lib/run-options.ts';
 
-const LIB = fileURLToPath(new URL('../../lib/', import.meta.url));
+const LIB = fileURLToPath(new URL('../../lib/engine/', import.meta.url));
 const CHILD = `
 const { step, task } = await import('${LIB}dsl.ts');
 const { runTask } = await import('${LIB}runner.ts');
@@ -59,7 +61,7 @@ test('a point of a skipped step kills at the next point reached', () => {
 });
 
 test('bootstrap and join: every step has a before and after point; mid points belong to real steps', () => {
-  for (const t of [bootstrap, join]) {
+  for (const t of [bootstrap, join] as Task<RunContext>[]) {
     const points = crashPoints(t);
     const ids: string[] = t.steps.map((s) => s.spec.id);
     for (const id of ids) assert.ok(points.includes(`${id}:before`) && points.includes(`${id}:after`), id);

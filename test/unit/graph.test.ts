@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { overrides, step as dslStep, task, type Task } from '../../lib/dsl.ts';
-import { applyEdits, order } from '../../lib/graph.ts';
+import { overrides, step as dslStep, task, type Task } from '../../lib/engine/dsl.ts';
+import { applyEdits, order } from '../../lib/engine/graph.ts';
 import { TaskDefinitionError } from '../../lib/errors.ts';
 
 type Ctx = Record<string, never>;
@@ -9,12 +9,12 @@ const step = <const I extends string>(id: I) => dslStep<I, Ctx>(id);
 const ids = (t: Task<Ctx>) => order(t).map((s) => s.id);
 
 test('order: needs first, ties keep declaration order', () => {
-  const t = task<readonly any[], Ctx>('t', [step('c').needs('a'), step('a'), step('b'), step('d').needs('c', 'b')]);
+  const t = task('t', [step('c').needs('a'), step('a'), step('b'), step('d').needs('c', 'b')]);
   assert.deepEqual(ids(t), ['a', 'c', 'b', 'd']);
 });
 
 test('order: a cycle names the steps on it', () => {
-  const t = task<readonly any[], Ctx>('t', [step('a').needs('c'), step('b').needs('a'), step('c').needs('b'), step('x')]);
+  const t = task('t', [step('a').needs('c'), step('b').needs('a'), step('c').needs('b'), step('x')]);
   assert.throws(() => order(t), (e: unknown) => {
     assert.ok(e instanceof TaskDefinitionError);
     assert.equal(e.code, 'task-cycle');
@@ -24,12 +24,12 @@ test('order: a cycle names the steps on it', () => {
 });
 
 test('order: an unknown need names the step and the missing id', () => {
-  const t = task<readonly any[], Ctx>('t', [step('etcd').needs('certz')]);
+  const t = task('t', [step('etcd').needs('certz')]);
   assert.throws(() => order(t), (e: any) => e.code === 'task-unknown-need' && /etcd/.test(e.what) && /certz/.test(e.what));
 });
 
 test('order: duplicate ids are an error', () => {
-  const t = task<readonly any[], Ctx>('t', [step('a'), step('a')]);
+  const t = task('t', [step('a'), step('a')]);
   assert.throws(() => order(t), (e: any) => e.code === 'task-duplicate-step');
 });
 
@@ -44,7 +44,7 @@ test('step builders are immutable', () => {
   assert.throws(() => a.retry({ tries: 0, delayMs: 1 }), TypeError);
 });
 
-const base = task<readonly any[], Ctx>('base', [step('pre'), step('mid').needs('pre'), step('post').needs('mid')]);
+const base = task('base', [step('pre'), step('mid').needs('pre'), step('post').needs('mid')]);
 
 test('overrides: replace keeps position, remove rewires needs', () => {
   const o = overrides<typeof base>().replace('mid', step('mid').needs('pre').title('new mid')).remove('pre');
@@ -70,7 +70,7 @@ test('overrides: an unknown id is a typed error naming it', () => {
 });
 
 test('overrides keep a task concurrent (a distro edit of the join task does not serialise it)', () => {
-  const concurrent = task<readonly any[], Ctx>('c', [step('pre'), step('mid').needs('pre')], { concurrent: true });
+  const concurrent = task('c', [step('pre'), step('mid').needs('pre')], { concurrent: true });
   const edited = applyEdits(concurrent, overrides<typeof concurrent>().insertAfter('pre', step('x')).edits, 'test');
   assert.equal(edited.concurrent, true);
   assert.equal(applyEdits(base, overrides<typeof base>().remove('pre').edits, 'test').concurrent, undefined);

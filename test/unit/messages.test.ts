@@ -12,8 +12,8 @@ import { parseConfig, parseDistro } from '../../lib/config/schema.ts';
 import { resolveConfig } from '../../lib/config/validate.ts';
 import { parseToml } from '../../lib/config/toml.ts';
 import { ConfigError, InputError, PreflightError } from '../../lib/errors.ts';
-import { runPreflight, type Check } from '../../lib/steps/preflight.ts';
-import { checkIgnoreIds } from '../../lib/steps/preflight-ids.ts';
+import { runPreflight, type Check } from '../../lib/steps/preflight/preflight.ts';
+import { checkIgnoreIds } from '../../lib/steps/preflight/preflight-ids.ts';
 import { closestName } from '../../lib/util/suggest.ts';
 import type { Context } from '../../lib/context.ts';
 

@@ -1,16 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { step as dslStep, task } from '../../lib/dsl.ts';
-import { runTask } from '../../lib/runner.ts';
+import { step as dslStep, task, type Task } from '../../lib/engine/dsl.ts';
+import { runTask } from '../../lib/engine/runner.ts';
 import { KubeceptionError } from '../../lib/errors.ts';
-import type { RunEvent } from '../../lib/events.ts';
+import type { RunEvent } from '../../lib/engine/events.ts';
 
 type Ctx = { trace: string[] };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const step = <const I extends string>(id: I) => dslStep<I, Ctx>(id);
 const NO = { changed: false };
 
-async function run(t: ReturnType<typeof task<readonly any[], Ctx>>, opts: { concurrent?: boolean; only?: string[]; skip?: string[] } = {}) {
+async function run(t: Task<Ctx>, opts: { concurrent?: boolean; only?: string[]; skip?: string[] } = {}) {
   const events: (RunEvent & { time: string })[] = [];
   const trace: string[] = [];
   const result = await runTask(t, () => ({ trace }), { renderer: 'silent', sink: (e) => events.push(e), ...opts });
@@ -18,7 +18,7 @@ async function run(t: ReturnType<typeof task<readonly any[], Ctx>>, opts: { conc
 }
 
 test('runs in dependency order and reports done with durationMs and changed', async () => {
-  const t = task<readonly any[], Ctx>('t', [
+  const t = task('t', [
     step('b').needs('a').run((c: Ctx) => { c.trace.push('b'); return { changed: false }; }),
     step('a').run((c: Ctx) => { c.trace.push('a'); return { changed: true, detail: 'made' }; }),
   ]);
@@ -31,7 +31,7 @@ test('runs in dependency order and reports done with durationMs and changed', as
 });
 
 test('skipIf reason is reported; dependents still run', async () => {
-  const t = task<readonly any[], Ctx>('t', [
+  const t = task('t', [
     step('a').skipIf(async () => 'already converged').run((c: Ctx) => { c.trace.push('a'); return NO; }),
     step('b').needs('a').skipIf(() => false).run((c: Ctx) => { c.trace.push('b'); return NO; }),
   ]);
@@ -41,7 +41,7 @@ test('skipIf reason is reported; dependents still run', async () => {
 });
 
 test('a failure names the step and code; later steps do not run', async () => {
-  const t = task<readonly any[], Ctx>('t', [
+  const t = task('t', [
     step('a').run(() => { throw new KubeceptionError('boom', { what: 'x', why: 'y', fix: 'z' }); }),
     step('b').needs('a').run((c: Ctx) => { c.trace.push('b'); return NO; }),
     step('c').run((c: Ctx) => { c.trace.push('c'); return NO; }),
@@ -57,7 +57,7 @@ test('a failure names the step and code; later steps do not run', async () => {
 
 test('retry: tries until success, with retry events', async () => {
   let n = 0;
-  const t = task<readonly any[], Ctx>('t', [step('flaky').retry({ tries: 3, delayMs: 5, backoff: 2 }).run(() => { if (++n < 3) throw new Error(`attempt ${n}`); return NO; })]);
+  const t = task('t', [step('flaky').retry({ tries: 3, delayMs: 5, backoff: 2 }).run(() => { if (++n < 3) throw new Error(`attempt ${n}`); return NO; })]);
   const { result, events } = await run(t);
   assert.equal(result.status, 'done');
   assert.equal(n, 3);
@@ -65,7 +65,7 @@ test('retry: tries until success, with retry events', async () => {
 });
 
 test('timeout fails the step with step-timeout', async () => {
-  const t = task<readonly any[], Ctx>('t', [step('slow').timeout(50).run(async () => { await sleep(2_000); return NO; })]);
+  const t = task('t', [step('slow').timeout(50).run(async () => { await sleep(2_000); return NO; })]);
   const t0 = Date.now();
   const { result, events } = await run(t);
   assert.ok(Date.now() - t0 < 1_500);
@@ -74,7 +74,7 @@ test('timeout fails the step with step-timeout', async () => {
 });
 
 test('--only and --skip skip with a reason', async () => {
-  const t = task<readonly any[], Ctx>('t', [step('a').run((c: Ctx) => { c.trace.push('a'); return NO; }), step('b').run((c: Ctx) => { c.trace.push('b'); return NO; }), step('c').run((c: Ctx) => { c.trace.push('c'); return NO; })]);
+  const t = task('t', [step('a').run((c: Ctx) => { c.trace.push('a'); return NO; }), step('b').run((c: Ctx) => { c.trace.push('b'); return NO; }), step('c').run((c: Ctx) => { c.trace.push('c'); return NO; })]);
   const { trace, events } = await run(t, { only: ['a', 'b'], skip: ['b'] });
   assert.deepEqual(trace, ['a']);
   assert.deepEqual(events.filter((e) => e.event === 'step-skipped').map((e: any) => [e.step, e.reason]), [['b', 'skipped by --skip'], ['c', 'not selected by --only']]);
@@ -83,7 +83,7 @@ test('--only and --skip skip with a reason', async () => {
 test('concurrent: independent steps overlap, dependents wait', async () => {
   const spans: Record<string, [number, number]> = {};
   const timed = (id: string) => async () => { const s = Date.now(); await sleep(150); spans[id] = [s, Date.now()]; return NO; };
-  const t = task<readonly any[], Ctx>('t', [step('a').run(timed('a')), step('b').run(timed('b')), step('c').needs('a', 'b').run(timed('c'))]);
+  const t = task('t', [step('a').run(timed('a')), step('b').run(timed('b')), step('c').needs('a', 'b').run(timed('c'))]);
   const { result } = await run(t, { concurrent: true });
   assert.equal(result.status, 'done');
   assert.ok(spans.a![0] < spans.b![1] && spans.b![0] < spans.a![1], 'a and b overlap');
@@ -94,16 +94,16 @@ test('a task declared concurrent (task(…, { concurrent: true })) overlaps its 
   const spans: Record<string, [number, number]> = {};
   const timed = (id: string) => async () => { const s = Date.now(); await sleep(150); spans[id] = [s, Date.now()]; return NO; };
   const steps = [step('a').run(timed('a')), step('b').run(timed('b')), step('c').needs('a', 'b').run(timed('c'))] as const;
-  const { result } = await run(task<readonly any[], Ctx>('t', steps, { concurrent: true }));
+  const { result } = await run(task('t', steps, { concurrent: true }));
   assert.equal(result.status, 'done');
   assert.ok(spans.a![0] < spans.b![1] && spans.b![0] < spans.a![1], 'a and b overlap');
   assert.ok(spans.c![0] >= Math.max(spans.a![1], spans.b![1]), 'c starts after a and b');
-  await run(task<readonly any[], Ctx>('t', steps));
+  await run(task('t', steps));
   assert.ok(spans.b![0] >= spans.a![1] || spans.a![0] >= spans.b![1], 'without the declaration, one step at a time');
 });
 
 test('a step that returns no outcome fails with step-outcome-missing (void is not "unchanged")', async () => {
-  const t = task<readonly any[], Ctx>('t', [step('silent').run((() => undefined) as never)]);
+  const t = task('t', [step('silent').run((() => undefined) as never)]);
   const { result, events } = await run(t);
   assert.equal(result.status, 'failed');
   const failed = events.find((e) => e.event === 'step-failed') as any;
@@ -113,13 +113,13 @@ test('a step that returns no outcome fails with step-outcome-missing (void is no
 
 test('bad input after a step changed the host is a failed step (exit 1) saying what was done, not exit 2', async () => {
   const { HostStateError } = await import('../../lib/errors.ts');
-  const late = task<readonly any[], Ctx>('t', [
+  const late = task('t', [
     step('a').run(() => ({ changed: true, detail: 'wrote a.conf' })),
     step('b').needs('a').run(() => { throw new HostStateError('kubelet-missing', { what: 'kubelet', why: 'not on PATH', fix: 'install it' }); }),
   ]);
   const { result } = await run(late);
   assert.equal((result.error as KubeceptionError).badInput, false);
   assert.match((result.error as KubeceptionError).why, /already done: a \(wrote a\.conf\)/);
-  const early = task<readonly any[], Ctx>('t', [step('a').run(() => { throw new HostStateError('x', { what: 'w', why: 'y', fix: 'z' }); })]);
+  const early = task('t', [step('a').run(() => { throw new HostStateError('x', { what: 'w', why: 'y', fix: 'z' }); })]);
   assert.equal(((await run(early)).result.error as KubeceptionError).badInput, true, 'before any change: still bad input');
 });

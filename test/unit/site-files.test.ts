@@ -33,7 +33,7 @@ describe('site files the CLI runs code from', { skip }, () => {
     writeFileSync(join(dir, 'kubeception.config.ts'), `${marker('config')}export default { distro: 'debian' };\n`);
     if (task) {
       mkdirSync(join(dir, 'tasks'));
-      writeFileSync(join(dir, 'tasks', `${task}.ts`), `${marker('task')}import { step, task } from '${ROOT}/lib/dsl.ts';\nexport default task('${task}', [step('site-only')]);\n`);
+      writeFileSync(join(dir, 'tasks', `${task}.ts`), `${marker('task')}import { step, task } from '${ROOT}/lib/engine/dsl.ts';\nexport default task('${task}', [step('site-only')]);\n`);
     }
     return { dir, ran: (what: 'config' | 'task') => existsSync(join(dir, `RAN-${what}`)) };
   };

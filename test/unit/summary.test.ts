@@ -2,8 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatDuration, renderSummary, resultEvent, type SummaryInput } from '../../lib/summary.ts';
-import type { RunEvent } from '../../lib/events.ts';
+import type { RunEvent } from '../../lib/engine/events.ts';
 import type { ResolvedConfig } from '../../lib/types.ts';
+import type { RunState } from '../../lib/run-options.ts';
 
 const TOKEN = 'abcdef.0123456789abcdef';
 const HASH = `sha256:${'a'.repeat(64)}`;
@@ -26,7 +27,7 @@ const bootstrap = (tokenCreated: boolean): SummaryInput => ({
   durationMs: 65_400,
   events,
   config,
-  state: { joinCommand, joinInfo: { url: 'https://10.250.0.10:30000', caCertHash: HASH, tokenId: 'abcdef', tokenCreated } },
+  state: { joinCommand, joinInfo: { url: 'https://10.250.0.10:30000', caCertHash: HASH, tokenId: 'abcdef', tokenCreated } } as RunState,
 });
 
 test('bootstrap summary: what changed, elapsed time, export KUBECONFIG, and the join command for a new token', () => {
@@ -57,7 +58,7 @@ test('the result event carries endpoint, join URL, CA hash and token id — neve
 });
 
 test('join summary names the Node and what to check', () => {
-  const text = renderSummary({ task: 'join', status: 'done', durationMs: 7_700, events, config, state: { join: { apiserver: 'https://10.250.0.10:6443', caPem: '' } } });
+  const text = renderSummary({ task: 'join', status: 'done', durationMs: 7_700, events, config, state: { join: { apiserver: 'https://10.250.0.10:6443', caPem: '' } } as RunState });
   assert.match(text, /join done in 7\.7s/);
   assert.match(text, /joined the cluster at https:\/\/10\.250\.0\.10:6443 as Node "cp1"/);
   assert.match(text, /kubectl get node cp1/);

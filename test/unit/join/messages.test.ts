@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { discover } from '../../../lib/join/client.ts';
-import { joinFlagChecks } from '../../../lib/steps/join.ts';
-import { runPreflight } from '../../../lib/steps/preflight.ts';
+import { joinFlagChecks } from '../../../lib/steps/join/join.ts';
+import { runPreflight } from '../../../lib/steps/preflight/preflight.ts';
 import { PreflightError } from '../../../lib/errors.ts';
 import { firstLine } from '../../../lib/util/text.ts';
-import type { Context } from '../../../lib/context.ts';
+import type { RunContext as Context } from '../../../lib/run-options.ts';
 import { makeCa, makeLeaf } from './fixtures.ts';
 
 let server: Server;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jsonLines, Redactor, redactingLogger } from '../../../lib/events.ts';
+import { jsonLines, Redactor, redactingLogger } from '../../../lib/engine/events.ts';
 import { KubeceptionError } from '../../../lib/errors.ts';
 import { caCertHashes, joinToken } from '../../../lib/join/flags.ts';
 import { signDetached, verifyDetached } from '../../../lib/join/jws.ts';

@@ -24,7 +24,7 @@ test('KUBECEPTION_TOKEN / KUBECEPTION_CERTIFICATE_KEY reach the run, not the com
     const out = join(dir, 'child-environ');
     mkdirSync(join(dir, 'tasks'));
     writeFileSync(join(dir, 'kubeception.config.ts'), "export default { distro: 'debian' };\n");
-    writeFileSync(join(dir, 'tasks', 'envcheck.ts'), `import { step, task } from '${ROOT}/lib/dsl.ts';
+    writeFileSync(join(dir, 'tasks', 'envcheck.ts'), `import { step, task } from '${ROOT}/lib/engine/dsl.ts';
 export default task('envcheck', [step('env').run(async (ctx) => {
   await ctx.sh.exec(['sh', '-c', 'cat /proc/self/environ > "$1"', 'sh', ${JSON.stringify(out)}]);
   const left = ['KUBECEPTION_TOKEN', 'KUBECEPTION_CERTIFICATE_KEY'].filter((k) => k in process.env);

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseKubeconfig, renderKubeconfig } from '../../../lib/k8s/kubeconfig.ts';
 import { probeApiserver } from '../../../lib/k8s/apiserver.ts';
-import { ensureKubeconfigs } from '../../../lib/steps/kubeconfig.ts';
+import { ensureKubeconfigs } from '../../../lib/steps/bootstrap/kubeconfig.ts';
 import { DryRunFiles } from '../../../lib/host/files.ts';
 import { copyOfFreshPki, removeDir, sampleConfig } from '../pki/fixtures.ts';
 

@@ -163,7 +163,7 @@ test('watcher boot cleanup: once per boot, removes only containers without a RUN
 });
 
 test('watcher unit: sandboxed (read-only system, no home, private /tmp and /dev, no new privileges, CAP_SYS_PTRACE only), a fixed PATH, no kubeception variables; it may write only where the script writes', async () => {
-  const { recoveryWatcherFiles } = await import('../../../lib/steps/recovery.ts');
+  const { recoveryWatcherFiles } = await import('../../../lib/steps/recovery/recovery.ts');
   const config = sampleConfig();
   const { script, unit } = recoveryWatcherFiles(config);
   const service = unit.slice(unit.indexOf('[Service]'), unit.indexOf('[Install]'));

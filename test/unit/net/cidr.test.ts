@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { clusterDNSIP, firstServiceIP, indexedIP } from '../../../lib/net/cidr.ts';
-import { kubeletConfiguration } from '../../../lib/steps/kubelet.ts';
+import { kubeletConfiguration } from '../../../lib/steps/bootstrap/kubelet.ts';
 import { kubeDNSService } from '../../../manifests/addons/coredns.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 

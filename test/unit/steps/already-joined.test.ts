@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RealFiles } from '../../../lib/host/files.ts';
-import { alreadyJoined } from '../../../lib/steps/join.ts';
+import { alreadyJoined } from '../../../lib/steps/join/join.ts';
 import { renderKubeconfig } from '../../../lib/k8s/kubeconfig.ts';
-import type { Context } from '../../../lib/context.ts';
+import type { RunContext as Context } from '../../../lib/run-options.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 
 let dir: string;

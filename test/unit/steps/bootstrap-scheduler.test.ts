@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { join } from 'node:path';
-import { bootstrapSchedulerFallback } from '../../../lib/steps/control-plane.ts';
+import { bootstrapSchedulerFallback } from '../../../lib/steps/bootstrap/control-plane.ts';
 import type { Context } from '../../../lib/context.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 

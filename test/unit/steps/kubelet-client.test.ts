@@ -1,5 +1,5 @@
 /**
- * The kubelet client certificate file (lib/steps/kubelet-client.ts): PEM split; and writeKubeletClient
+ * The kubelet client certificate file (lib/steps/bootstrap/kubelet-client.ts): PEM split; and writeKubeletClient
  * with real files, the real sh wrapper and a real symlink in a temporary kubelet directory — a new
  * pair is written as the kubelet's store does (a stamped file 0600 in pki/ 0700, the
  * kubelet-client-current.pem symlink to it, the kubelet marked for a restart); the same pair with
@@ -10,11 +10,11 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { kubeletClientCurrent, splitPem, writeKubeletClient } from '../../../lib/steps/kubelet-client.ts';
+import { kubeletClientCurrent, splitPem, writeKubeletClient } from '../../../lib/steps/bootstrap/kubelet-client.ts';
 import { RealFiles } from '../../../lib/host/files.ts';
 import { RealShell } from '../../../lib/host/sh.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
-import type { Context } from '../../../lib/context.ts';
+import type { RunContext as Context } from '../../../lib/run-options.ts';
 
 test('splitPem finds the certificate and key in either order, CRLF or LF', () => {
   const cert = '-----BEGIN CERTIFICATE-----\r\nAAA\r\n-----END CERTIFICATE-----\r\n';

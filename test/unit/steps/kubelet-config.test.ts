@@ -1,7 +1,7 @@
 /** The KubeletConfiguration kubeception writes: cgroup v1 hosts get failCgroupV1: false (v1.35 kubelets refuse v1 by default). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { kubeletConfiguration, kubeletHealthzUrl } from '../../../lib/steps/kubelet.ts';
+import { kubeletConfiguration, kubeletHealthzUrl } from '../../../lib/steps/bootstrap/kubelet.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 
 test('failCgroupV1: false only on a cgroup v1 host; kubelet.extraConfig still wins', () => {

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startKubelet } from '../../../lib/steps/kubelet.ts';
-import type { Context } from '../../../lib/context.ts';
+import { startKubelet } from '../../../lib/steps/bootstrap/kubelet.ts';
+import type { RunContext as Context } from '../../../lib/run-options.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 
 function fakeCtx(opts: { enabled: boolean; active: boolean; restart?: boolean }) {

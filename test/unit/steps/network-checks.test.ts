@@ -1,10 +1,10 @@
 /**
- * The DNS and pod-network preflight checks (lib/steps/network-checks.ts) against a fake file system
+ * The DNS and pod-network preflight checks (lib/steps/preflight/network-checks.ts) against a fake file system
  * (pure unit: the checks only read files).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nameservers, networkChecks } from '../../../lib/steps/network-checks.ts';
+import { nameservers, networkChecks } from '../../../lib/steps/preflight/network-checks.ts';
 import type { Context } from '../../../lib/context.ts';
 import type { ResolvedConfig } from '../../../lib/types.ts';
 import { sampleConfig } from '../pki/fixtures.ts';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { networkVerdict } from '../../../lib/steps/addons.ts';
+import { networkVerdict } from '../../../lib/steps/addons/addons.ts';
 import type { V1Node } from '../../../lib/k8s/client.ts';
 
 const node = (...conditions: { type: string; status: string; message?: string }[]): V1Node => ({ status: { conditions } }) as V1Node;

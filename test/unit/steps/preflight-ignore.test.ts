@@ -7,15 +7,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError } from '../../../lib/errors.ts';
-import { controlPlaneChecks, runPreflight, workerChecks, type Check } from '../../../lib/steps/preflight.ts';
-import { SHIPPED_CHECK_IDS } from '../../../lib/steps/preflight-ids.ts';
-import { controlPlaneJoinChecks } from '../../../lib/steps/control-plane-join.ts';
-import { joinFlagChecks, notControlPlaneCheck } from '../../../lib/steps/join.ts';
-import { networkChecks } from '../../../lib/steps/network-checks.ts';
-import { pkiPreflightCheck } from '../../../lib/steps/certs.ts';
-import { containerRuntimeCheck } from '../../../lib/steps/container-runtime.ts';
+import { controlPlaneChecks, runPreflight, workerChecks, type Check } from '../../../lib/steps/preflight/preflight.ts';
+import { SHIPPED_CHECK_IDS } from '../../../lib/steps/preflight/preflight-ids.ts';
+import { controlPlaneJoinChecks } from '../../../lib/steps/join/control-plane-join.ts';
+import { joinFlagChecks, notControlPlaneCheck } from '../../../lib/steps/join/join.ts';
+import { networkChecks } from '../../../lib/steps/preflight/network-checks.ts';
+import { pkiPreflightCheck } from '../../../lib/steps/bootstrap/certs.ts';
+import { containerRuntimeCheck } from '../../../lib/steps/bootstrap/container-runtime.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
-import type { Context } from '../../../lib/context.ts';
+import type { RunContext as Context } from '../../../lib/run-options.ts';
 
 const ctx = (ids: string[]) => ({ config: sampleConfig({ ignorePreflightErrors: ids }), options: { ignorePreflightErrors: new Set(ids), ignorePreflightErrorsFlag: [] }, log: { info() {}, warn() {} } }) as unknown as Context;
 const siteCheck: Check = { id: 'SiteMotd', run: async () => undefined };

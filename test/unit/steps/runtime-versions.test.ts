@@ -1,13 +1,13 @@
 /**
- * The version checks of preflight (lib/steps/runtime-versions.ts) against fake command answers (pure
+ * The version checks of preflight (lib/steps/preflight/runtime-versions.ts) against fake command answers (pure
  * unit: the checks only read `--version` texts, a file's existence and a unit's state). The answers
  * are the real binaries' texts (Debian 12's etcd 3.4.23 and containerd 1.6.20, the bed's builds).
  * The bed proves the same on real hosts: test/integration/runtime-stack.test.ts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { containerRuntimeVersionCheck, etcdDataDirVersionCheck, etcdVersionCheck, kubernetesVersionSupportCheck, versionIn } from '../../../lib/steps/runtime-versions.ts';
-import type { Check } from '../../../lib/steps/preflight.ts';
+import { containerRuntimeVersionCheck, etcdDataDirVersionCheck, etcdVersionCheck, kubernetesVersionSupportCheck, versionIn } from '../../../lib/steps/preflight/runtime-versions.ts';
+import type { Check } from '../../../lib/steps/preflight/preflight.ts';
 import type { Context } from '../../../lib/context.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 

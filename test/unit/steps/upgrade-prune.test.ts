@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DryRunFiles, RealFiles } from '../../../lib/host/files.ts';
-import { KEEP_BACKUPS, pruneBackups } from '../../../lib/steps/upgrade.ts';
+import { KEEP_BACKUPS, pruneBackups } from '../../../lib/steps/upgrade/upgrade.ts';
 
 const name = (i: number) => `2026-12-0${i}T10-00-00-000Z-v1.34.4-to-v1.35.4`;
 

@@ -1,0 +1,156 @@
+/**
+ * The steps of `kubeception upgrade node` (tasks/upgrade-node.ts), kubeadm's `upgrade node` plus the
+ * drain and uncordon its guide asks the operator for: the node follows the cluster's version (its
+ * kube-apiserver's `/version`); kubeception does not ship binaries, so the distro must have installed
+ * a kubelet of exactly that version first.
+ *
+ * Host effects: the kubelet's config.yaml and unit drop-in rewritten (as bootstrap/join write them),
+ * the kubelet restarted. Cluster effects: the Node cordoned (annotation
+ * `kubeception.io/upgrade-drained`), its pods evicted through the Eviction API (PodDisruptionBudgets
+ * honoured; DaemonSet and static pods stay), then uncordoned.
+ * @see https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/upgrading-linux-nodes/
+ */
+import { join } from 'node:path';
+import { HostStateError, PreflightError, TimeoutError } from '../../errors.ts';
+import type { Cluster, V1Node, V1Pod } from '../../k8s/client.ts';
+import { kubeconfigPaths } from '../../k8s/endpoints.ts';
+import { cluster } from '../../k8s/apiserver.ts';
+import { pollUntil } from '../../util/poll.ts';
+import { parseVersion, compareVersions } from '../../upgrade/skew.ts';
+import { restartKubelet, writeKubeletFiles } from '../bootstrap/kubelet.ts';
+import type { Context } from '../../context.ts';
+import type { UpgradeNodeContext } from '../contexts.ts';
+import type { StepOutcome } from '../../engine/dsl.ts';
+
+/** Annotation on a Node cordoned by `upgrade node` (only such a cordon is lifted by it). */
+export const DRAINED_ANNOTATION = 'kubeception.io/upgrade-drained';
+
+/** The API client `upgrade node` uses: `--kubeconfig`, else admin.conf on a control-plane node. */
+async function nodeApi(ctx: UpgradeNodeContext): Promise<Cluster> {
+  if (ctx.options.kubeconfig) {
+    const text = await ctx.files.read(ctx.options.kubeconfig);
+    if (!text) throw new HostStateError('kubeconfig-missing', { what: `--kubeconfig ${ctx.options.kubeconfig}`, why: 'the file does not exist or is empty', fix: 'pass a kubeconfig allowed to evict pods and patch Nodes (e.g. a copy of admin.conf)' });
+    const { Cluster } = await import('../../k8s/client.ts');
+    return new Cluster(text, ctx.options.kubeconfig);
+  }
+  if (await ctx.files.exists(kubeconfigPaths(ctx.config).admin)) return cluster(ctx, 'final');
+  throw new HostStateError('kubeconfig-missing', {
+    what: 'upgrade node',
+    why: `no --kubeconfig and no ${kubeconfigPaths(ctx.config).admin}: draining needs credentials that may evict pods, and the kubelet's own may not`,
+    fix: 'pass --kubeconfig FILE with such credentials (e.g. a copy of admin.conf, removed afterwards)',
+  });
+}
+
+async function readNode(ctx: UpgradeNodeContext, api: Cluster): Promise<V1Node> {
+  const node = await api.read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } });
+  if (!node) throw new HostStateError('node-missing', { what: `Node ${ctx.config.nodeName}`, why: 'the cluster has no Node of this name', fix: 'run `upgrade node` on a node that joined the cluster (or set nodeName)' });
+  return node;
+}
+
+/**
+ * `upgrade-node-preflight`: the cluster's version, the kubelet binary's (`kubelet --version`) and the
+ * running one's (the Node's `kubeletVersion`). The binary must be exactly the cluster's version.
+ * @throws PreflightError `KubeletBinaryVersion` (exit 2; nothing changed).
+ */
+export async function upgradeNodePreflight(ctx: UpgradeNodeContext): Promise<StepOutcome> {
+  const api = await nodeApi(ctx);
+  const [target, node] = [await api.version(), await readNode(ctx, api)];
+  const bin = await ctx.sh.which(ctx.config.distro.binaries.kubelet);
+  if (!bin) throw new HostStateError('kubelet-missing', { what: ctx.config.distro.binaries.kubelet, why: 'the kubelet binary is not on PATH', fix: 'install the kubelet' });
+  const out = (await ctx.sh.read([bin, '--version'], { timeoutMs: 15_000 })).stdout.trim();
+  const binary = /v\d+\.\d+\.\d+\S*/.exec(out)?.[0] ?? out;
+  const [b, t] = [parseVersion(binary), parseVersion(target)];
+  if (!b || !t || compareVersions(b, t) !== 0)
+    throw new PreflightError([{ id: 'KubeletBinaryVersion', ignorable: false, message: `${bin} is ${binary}, the cluster is ${target}${b && t && compareVersions(b, t) > 0 ? ' (a kubelet must never be newer than the kube-apiserver)' : ''}`, fix: `install the kubelet ${target} with the distro's package manager, then run \`kubeception upgrade node\` again` }]);
+  const running = node.status?.nodeInfo?.kubeletVersion ?? '?';
+  ctx.state.upgradeNode = { target, running, worker: !(await ctx.files.exists(join(ctx.config.certificatesDir, 'ca.key'))) };
+  return { changed: false, detail: `cluster ${target}; kubelet binary ${binary}; running kubelet ${running}` };
+}
+
+const plan = (ctx: UpgradeNodeContext) => {
+  if (!ctx.state.upgradeNode) throw new Error('upgrade-node-preflight did not run');
+  return ctx.state.upgradeNode;
+};
+
+/** `skipIf` of drain: the running kubelet is already the target and the node is not cordoned by an earlier run. */
+export async function nodeAtTarget(ctx: UpgradeNodeContext): Promise<string | false> {
+  const p = plan(ctx);
+  const node = await readNode(ctx, await nodeApi(ctx));
+  if (p.running === p.target && !node.metadata?.annotations?.[DRAINED_ANNOTATION]) return `the kubelet already runs ${p.target}`;
+  return false;
+}
+
+const ownedByDaemonSet = (p: V1Pod) => p.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet') ?? false;
+const staticPod = (p: V1Pod) => !!p.metadata?.annotations?.['kubernetes.io/config.mirror'];
+
+/**
+ * `drain`: cordon, then evict every pod on the node except DaemonSet and static pods, retrying
+ * evictions a PodDisruptionBudget blocks, until they are gone (`kubectl drain --ignore-daemonsets`).
+ * @throws TimeoutError `drain-timeout` naming the pods left (300 s).
+ */
+export async function drainNode(ctx: UpgradeNodeContext): Promise<StepOutcome> {
+  const api = await nodeApi(ctx);
+  const name = ctx.config.nodeName;
+  await api.patch({ apiVersion: 'v1', kind: 'Node', metadata: { name } }, { metadata: { annotations: { [DRAINED_ANNOTATION]: plan(ctx).target } }, spec: { unschedulable: true } });
+  const left = async () => (await api.list<V1Pod>('v1', 'Pod')).filter((p) => p.spec?.nodeName === name && !ownedByDaemonSet(p) && !staticPod(p) && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+  let blocked: string[] = [];
+  const evicted = new Set<string>();
+  const done = await pollUntil(async () => {
+    const pods = await left();
+    if (!pods.length) return true;
+    blocked = [];
+    for (const p of pods) {
+      const ref = `${p.metadata?.namespace}/${p.metadata?.name}`;
+      if (p.metadata?.deletionTimestamp) continue;
+      const r = await api.evict(p.metadata!.name!, p.metadata!.namespace!);
+      if (r === 'blocked') blocked.push(ref);
+      else if (r === 'evicted' && !evicted.has(ref)) {
+        evicted.add(ref);
+        ctx.log.info(`evicted ${ref}`);
+      }
+    }
+    return undefined;
+  }, { timeoutMs: 300_000, intervalMs: 2_000, signal: ctx.signal });
+  if (!done) {
+    const pods = (await left()).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
+    throw new TimeoutError('drain-timeout', { what: `Node ${name}`, why: `pods still on it after 300 s: ${pods.join(', ')}${blocked.length ? ` (evictions refused by a PodDisruptionBudget: ${blocked.join(', ')})` : ''}`, fix: 'check the PodDisruptionBudgets of those pods (kubectl get pdb -A), then run `kubeception upgrade node` again (the node stays cordoned)' });
+  }
+  return { changed: true, detail: `cordoned; ${evicted.size} pod(s) evicted` };
+}
+
+/** `kubelet-config`: config.yaml and the unit drop-in rewritten as bootstrap/join write them. */
+export async function upgradeKubeletConfig(ctx: UpgradeNodeContext): Promise<StepOutcome> {
+  const changed = await writeKubeletFiles(ctx, { bootstrap: plan(ctx).worker });
+  return { changed: changed.length > 0, detail: changed.join(', ') || 'up to date' };
+}
+
+/**
+ * `kubelet-restart`: restarts the kubelet (when it runs another version or its files changed) and
+ * waits until the Node is Ready and reports the target kubeletVersion.
+ * @throws TimeoutError `kubelet-upgrade-timeout` (180 s).
+ */
+export async function restartUpgradedKubelet(ctx: UpgradeNodeContext): Promise<StepOutcome> {
+  const p = plan(ctx);
+  const api = await nodeApi(ctx);
+  const restart = p.running !== p.target || ctx.state.kubeletRestart === true;
+  if (restart) await restartKubelet(ctx, { restart: true });
+  let last = '';
+  const ok = await pollUntil(async () => {
+    const node = await readNode(ctx, api).catch(() => undefined);
+    const v = node?.status?.nodeInfo?.kubeletVersion;
+    const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    last = `kubeletVersion ${v ?? '?'}, Ready ${ready}`;
+    return v === p.target && ready ? true : undefined;
+  }, { timeoutMs: 180_000, intervalMs: 1_000, signal: ctx.signal });
+  if (!ok) throw new TimeoutError('kubelet-upgrade-timeout', { what: `Node ${ctx.config.nodeName}`, why: `not Ready with kubelet ${p.target} within 180 s (last: ${last})`, fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
+  return { changed: restart, detail: `${restart ? 'kubelet restarted; ' : ''}Node Ready, kubelet ${p.target}` };
+}
+
+/** `uncordon`: lifts the cordon `drain` set (a cordon kubeception did not set is left as it is). */
+export async function uncordonNode(ctx: UpgradeNodeContext): Promise<StepOutcome> {
+  const api = await nodeApi(ctx);
+  const node = await readNode(ctx, api);
+  if (!node.metadata?.annotations?.[DRAINED_ANNOTATION]) return { changed: false, detail: node.spec?.unschedulable ? 'cordoned by someone else: left cordoned' : 'schedulable' };
+  await api.patch({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }, { metadata: { annotations: { [DRAINED_ANNOTATION]: null } }, spec: { unschedulable: false } });
+  return { changed: true, detail: 'uncordoned' };
+}
