@@ -10,26 +10,7 @@
  * `kubelet-config` ConfigMap (so `kubeadm join` and `kubeadm upgrade` keep it).
  */
 import { K8S_VERSION, type Host } from '../test/bed/bed.ts';
-
-function kubeadmConfig(host: Host, version: string): string {
-  return `apiVersion: kubeadm.k8s.io/v1beta4
-kind: InitConfiguration
-localAPIEndpoint: { advertiseAddress: ${host.ip}, bindPort: 6443 }
-nodeRegistration: { name: ${host.name}, criSocket: unix:///run/containerd/containerd.sock, ignorePreflightErrors: [all] }
----
-apiVersion: kubeadm.k8s.io/v1beta4
-kind: ClusterConfiguration
-kubernetesVersion: ${version}
-etcd: { external: { endpoints: [http://127.0.0.1:2379] } }
-networking: { podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12 }
----
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: systemd
-failSwapOn: false
-failCgroupV1: false
-`;
-}
+import { kubeadmInitConfig } from '../test/bed/kubeadm-config.ts';
 
 /**
  * Starts etcd and runs `kubeadm init` of `version` (the host's /usr/local/bin/kubeadm must be that
@@ -37,7 +18,7 @@ failCgroupV1: false
  * @returns wall time in ms, etcd start included. @throws if kubeadm fails (with its last output).
  */
 export async function kubeadmInit(host: Host, version = K8S_VERSION): Promise<number> {
-  await host.writeFile('/root/kubeadm.yaml', kubeadmConfig(host, version));
+  await host.writeFile('/root/kubeadm.yaml', kubeadmInitConfig(host, version));
   const t0 = Date.now();
   await host.execOk(['systemctl', 'start', 'etcd.service']);
   const r = await host.exec(['kubeadm', 'init', '--config', '/root/kubeadm.yaml', '--skip-phases=addon/coredns'], { timeoutMs: 900_000 });

@@ -12,30 +12,9 @@ import type { Host } from '../bed/bed.ts';
 import { routePodSubnets } from '../bed/kubelet.ts';
 import { addonImageArchives } from '../bed/addon-images.ts';
 import { K8S_VERSION } from '../bed/bed.ts';
+import { BED_CRI_SOCKET, kubeadmInitConfig } from '../bed/kubeadm-config.ts';
 
-const CRI = 'unix:///run/containerd/containerd.sock';
-
-const initConfig = (cp: Host) => `apiVersion: kubeadm.k8s.io/v1beta4
-kind: InitConfiguration
-localAPIEndpoint: { advertiseAddress: ${cp.ip}, bindPort: 6443 }
-nodeRegistration: { name: ${cp.name}, criSocket: ${CRI}, ignorePreflightErrors: [all], imagePullPolicy: IfNotPresent }
----
-apiVersion: kubeadm.k8s.io/v1beta4
-kind: ClusterConfiguration
-kubernetesVersion: ${K8S_VERSION}
-etcd: { external: { endpoints: [http://127.0.0.1:2379] } }
-networking: { podSubnet: 10.244.0.0/16, serviceSubnet: 10.96.0.0/12 }
----
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: systemd
-failSwapOn: false
-failCgroupV1: false
----
-apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-conntrack: { maxPerCore: 0 }
-`;
+const CRI = BED_CRI_SOCKET;
 
 const joinConfig = (w: Host, endpoint: string, token: string, hash: string) => `apiVersion: kubeadm.k8s.io/v1beta4
 kind: JoinConfiguration
@@ -56,7 +35,7 @@ export async function kubeadmCluster(cp: Host, workers: Host[], log: (m: string)
   // kubeadm's CoreDNS Deployment asks for the CoreDNS image the bed builds.
   await Promise.all(nodes.map((h) => h.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', addonImageArchives()[0]!], { timeoutMs: 300_000 })));
   await routePodSubnets(nodes);
-  await cp.writeFile('/root/kubeadm.yaml', initConfig(cp));
+  await cp.writeFile('/root/kubeadm.yaml', kubeadmInitConfig(cp, K8S_VERSION, { imagePullPolicy: 'IfNotPresent', kubeProxy: true }));
   await cp.execOk(['systemctl', 'start', 'etcd.service'], { timeoutMs: 120_000 });
   await must(cp, ['kubeadm', 'init', '--config', '/root/kubeadm.yaml'], 'kubeadm init');
   log('kubeadm init done');
