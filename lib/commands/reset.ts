@@ -12,7 +12,7 @@
  */
 import process from 'node:process';
 import { ExitCode, InputError, isBadInput, KubeceptionError } from '../errors.ts';
-import { ETCD_TWO_MEMBERS } from '../steps/reset/reset.ts';
+import { ETCD_TWO_MEMBERS } from '../steps/reset/leave-cluster.ts';
 import { loadConfig } from '../config/load.ts';
 import { applyDistroOverrides, findTaskFile, loadTaskFile, siteDir } from '../task-files.ts';
 import { runTask } from '../engine/runner.ts';

@@ -17,7 +17,7 @@ import { controlPlaneUrl, kubeconfigPaths } from '../../k8s/endpoints.ts';
 import { parseKubeconfig } from '../../k8s/kubeconfig.ts';
 import { cgroupDriverMismatch } from '../../host/cgroup-driver.ts';
 import { imagePullCheck, kubeletVersionCheck } from './images.ts';
-import { kubernetesVersionCheck } from '../upgrade/upgrade.ts';
+import { kubernetesVersionCheck } from '../upgrade/version-check.ts';
 import { joinedControlPlane } from '../join/joined-control-plane.ts';
 import { containerRuntimeVersionCheck, etcdDataDirVersionCheck, etcdVersionCheck, kubernetesVersionSupportCheck } from './runtime-versions.ts';
 import type { Context } from '../../context.ts';

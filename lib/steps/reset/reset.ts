@@ -12,15 +12,6 @@ import { join } from 'node:path';
 import { KubeceptionError } from '../../errors.ts';
 import { RealFiles } from '../../host/files.ts';
 import { pollUntil } from '../../util/poll.ts';
-import { cluster, endpointCluster } from '../../k8s/apiserver.ts';
-import { etcdClientUrls, etcdPeerUrl, etcdPki } from '../../etcd/config.ts';
-import { listMembers, memberByPeerUrl, removeMember, votingMembers, type EtcdMember } from '../../etcd/members.ts';
-import { InputError } from '../../errors.ts';
-import { healthcheckTls } from '../bootstrap/etcd.ts';
-import { scaleControllers } from '../join/control-plane-join.ts';
-import { CONTROL_PLANE_LABEL } from '../../constants.ts';
-import type { Cluster } from '../../k8s/client.ts';
-import { kubeconfigPaths } from '../../k8s/endpoints.ts';
 import { removalScript } from '../../reset/netfilter.ts';
 import { RECOVERY_UNIT } from '../../reset/owned.ts';
 import { OWNED_MANIFEST, parseOwnedManifest } from '../../host/owned-manifest.ts';
@@ -30,107 +21,15 @@ import { CATEGORIES, containers, residueCount, residueReport, routes } from '../
 import type { Context } from '../../context.ts';
 import type { ResetContext } from '../contexts.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
+import { resetOutcome } from './outcome.ts';
 
-/** The check id `--ignore-preflight-errors` names to accept a reset that leaves two etcd members. */
-export const ETCD_TWO_MEMBERS = 'EtcdTwoMembers';
 
-const done = (changed: string[], none: string): StepOutcome => ({ changed: changed.length > 0, detail: changed.length ? changed.join(', ') : none });
 const sock = (ctx: Context) => ctx.config.kubelet.criSocket.replace(/^unix:\/\//, '');
 const ctr = (ctx: Context, ...args: string[]) => ctx.sh.exec(['ctr', '--address', sock(ctx), '-n', 'k8s.io', ...args], { allowFail: true, timeoutMs: 20_000 });
 /** IDs of RUNNING tasks in `k8s.io` (a read: also under dry-run). */
 async function runningTasks(ctx: Context): Promise<string[]> {
   const r = await ctx.sh.read(['ctr', '--address', sock(ctx), '-n', 'k8s.io', 'tasks', 'ls'], { allowFail: true, timeoutMs: 20_000 });
   return r.stdout.split('\n').filter((l) => / RUNNING\s*$/.test(l)).map((l) => l.split(/\s+/)[0]!);
-}
-
-/**
- * A client for this node's Node: admin.conf on a control plane (through the controlPlaneEndpoint when
- * set: this node's own apiserver lost its etcd member in `remove-etcd-member`), else the kubelet's
- * own kubeconfig.
- */
-async function nodeClient(ctx: Context): Promise<Cluster | undefined> {
-  const p = kubeconfigPaths(ctx.config);
-  if (await ctx.files.exists(p.admin)) return ctx.config.controlPlaneEndpoint ? endpointCluster(ctx) : cluster(ctx, 'final');
-  const text = await ctx.files.read(p.kubelet);
-  if (text === undefined) return undefined;
-  const { Cluster } = await import('../../k8s/client.ts'); // on first use: `plan` must not load client-node
-  return new Cluster(text, p.kubelet);
-}
-
-/**
- * `remove-etcd-member` (kubeadm reset's phase): this control-plane node's etcd member leaves the
- * cluster through another member, so the rest keep their quorum. Nothing to do on a worker, for the
- * only member, or when the local etcd does not answer (then say how to remove it by hand).
- * @throws InputError `etcd-two-members` when two voting members would remain, unless
- *   `--ignore-preflight-errors EtcdTwoMembers` (or `all`) accepts it (before any change: this is
- *   the first step). `--force` only skips the confirmation prompt, as kubeadm's.
- */
-export async function removeEtcdMember(ctx: Context): Promise<StepOutcome> {
-  const { config } = ctx;
-  if (!(await ctx.files.exists(etcdPki(config).healthcheckCert))) return done([], 'no etcd client certificate: not a control-plane node');
-  const tls = await healthcheckTls(ctx);
-  let members: EtcdMember[];
-  try {
-    members = await listMembers(etcdClientUrls(config)[0]!, tls);
-  } catch (err) {
-    ctx.log.warn(`the local etcd does not answer (${(err as Error).message}): if this node is a member, remove it from another control-plane node (etcdctl member remove)`);
-    return done([], 'local etcd not answering: member left in place');
-  }
-  const me = memberByPeerUrl(members, etcdPeerUrl(config));
-  if (!me) return done([], 'this host is not an etcd member');
-  const others = members.filter((m) => m.id !== me.id);
-  if (!others.length) return done([], 'the only etcd member: the cluster ends with this node');
-  const ignored = ctx.options.ignorePreflightErrors;
-  if (votingMembers(others).length === 2 && !ignored.has(ETCD_TWO_MEMBERS) && !ignored.has('all'))
-    throw new InputError('etcd-two-members', {
-      what: `etcd (members: ${members.map((m) => m.name || m.id).join(', ')})`,
-      why: 'removing this member leaves two voting members, which stop when either stops',
-      fix: `join another control-plane node first, or pass --ignore-preflight-errors ${ETCD_TWO_MEMBERS} to accept two members`,
-    });
-  if (ctx.dryRun) return done([`would remove etcd member ${me.name} (${me.id})`], '');
-  let last: unknown;
-  for (const u of others.flatMap((m) => m.clientURLs)) {
-    try {
-      await removeMember(u, tls, me.id);
-      return done([`etcd member ${me.name} (${me.id}) removed`], '');
-    } catch (err) {
-      last = err;
-    }
-  }
-  throw last;
-}
-
-/** `remove-node`: cordon, then delete this host's Node, if a kubeconfig exists and the API allows it. */
-export async function removeNode(ctx: Context): Promise<StepOutcome> {
-  const api = await nodeClient(ctx).catch(() => undefined);
-  const ref = { apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } };
-  if (!api) return done([], 'no kubeconfig on this host: the Node (if any) is left to the cluster');
-  if (ctx.dryRun) return done([`would cordon and delete Node ${ctx.config.nodeName}`], '');
-  const why = (err: unknown) => (err as KubeceptionError).why ?? (err as Error).message;
-  const changed: string[] = [];
-  try {
-    if (!(await api.read(ref))) return done([], `Node ${ctx.config.nodeName} not found`);
-    await api.patch(ref, { spec: { unschedulable: true } });
-    changed.push(`Node ${ctx.config.nodeName} cordoned`);
-  } catch (err) {
-    ctx.log.warn(`could not cordon Node ${ctx.config.nodeName}: ${why(err)}`);
-  }
-  try {
-    // A worker's kubelet credentials may not delete its own Node (the Node authorizer): then say how.
-    const wasControlPlane = (await api.read<{ metadata?: { labels?: Record<string, string> } }>(ref))?.metadata?.labels?.[CONTROL_PLANE_LABEL] !== undefined;
-    if (await api.delete(ref)) changed.push(`Node ${ctx.config.nodeName} deleted`);
-    // One controller replica per remaining control-plane node (a replica for this node would stay Pending).
-    if (wasControlPlane) {
-      const { scaled, replicas } = await scaleControllers(api).catch((err) => {
-        ctx.log.warn(`could not scale the controllers: ${why(err)}`);
-        return { scaled: [] as string[], replicas: 0 };
-      });
-      if (scaled.length) changed.push(`${scaled.join(', ')} scaled to ${replicas}`);
-    }
-  } catch (err) {
-    ctx.log.warn(`could not delete Node ${ctx.config.nodeName} (${why(err)}); delete it from a control-plane node: kubectl delete node ${ctx.config.nodeName}`);
-  }
-  return done(changed, 'the API allowed neither cordon nor delete');
 }
 
 /** Stops and disables units (absent units are skipped). */
@@ -144,7 +43,7 @@ async function stopUnits(ctx: Context, units: string[]): Promise<StepOutcome> {
     }
     if (await ctx.systemd.disable?.([u])) changed.push(`${u} disabled`);
   }
-  return done(changed, 'already stopped and disabled');
+  return resetOutcome(changed, 'already stopped and disabled');
 }
 
 /** `stop-kubelet`: the recovery watcher first (it would bring a static pod back), then the kubelet. */
@@ -178,7 +77,7 @@ export async function removeContainers(ctx: ResetContext): Promise<StepOutcome> 
   for (const ns of spaces) await ctx.sh.exec(['ip', 'netns', 'delete', ns], { allowFail: true });
   if (removed.size) await ctx.systemd.start(ctx.config.distro.units.containerRuntime, { restart: true });
   const changed = [...(removed.size ? [`${removed.size} container(s) removed, ${ctx.config.distro.units.containerRuntime} restarted`] : []), ...(spaces.length ? [`${spaces.length} pod netns removed`] : [])];
-  return done(changed, 'no containers');
+  return resetOutcome(changed, 'no containers');
 }
 
 /** `unmount`: the cluster's mounts (pod volumes, pod netns, containerd's k8s.io state), deepest first; foreign mounts stay. */
@@ -189,7 +88,7 @@ export async function unmount(ctx: ResetContext): Promise<StepOutcome> {
     const r = await ctx.sh.exec(['umount', m], { allowFail: true });
     if (r.code !== 0) await ctx.sh.exec(['umount', '-l', m], { allowFail: true });
   }
-  return done(list.length ? [`${list.length} mount(s)`] : [], 'nothing mounted');
+  return resetOutcome(list.length ? [`${list.length} mount(s)`] : [], 'nothing mounted');
 }
 
 /**
@@ -223,7 +122,7 @@ export async function removeFiles(ctx: ResetContext): Promise<StepOutcome> {
   const left = [...(parseOwnedManifest(await ctx.files.read(OWNED_MANIFEST)) ?? new Map()).keys()];
   const still = await Promise.all(left.map((p) => ctx.files.exists(p)));
   if (!still.some(Boolean) && (await ctx.files.remove(OWNED_MANIFEST))) changed.push(OWNED_MANIFEST);
-  return done(changed.length ? [`${changed.length} path(s) removed`] : [], 'no files of ours');
+  return resetOutcome(changed.length ? [`${changed.length} path(s) removed`] : [], 'no files of ours');
 }
 
 /** `remove-network`: the cluster's iptables chains (every backend), nftables tables, links and routes to the cluster's ranges. */
@@ -243,7 +142,7 @@ export async function removeNetwork(ctx: ResetContext): Promise<StepOutcome> {
   }
   for (const l of (await links(ctx, facts)).ours) if ((await ctx.sh.exec(['ip', 'link', 'delete', l], { allowFail: true })).code === 0) changed.push(`link ${l}`);
   for (const r of await routes(ctx)) if ((await ctx.sh.exec(['ip', 'route', 'delete', r.split(' ')[0]!], { allowFail: true })).code === 0) changed.push(`route ${r}`);
-  return done(changed, 'no chains, links or routes of ours');
+  return resetOutcome(changed, 'no chains, links or routes of ours');
 }
 
 /**

@@ -18,7 +18,7 @@
  */
 import { join } from 'node:path';
 import { HostStateError, KubeceptionError, PreflightError } from '../../errors.ts';
-import { adminTls, cluster, probeApiserver } from '../../k8s/apiserver.ts';
+import { adminTls, cluster } from '../../k8s/apiserver.ts';
 import { apiserverUrls } from '../../k8s/endpoints.ts';
 import { etcdClientUrls, etcdPki } from '../../etcd/config.ts';
 import { pollUntil } from '../../util/poll.ts';
@@ -26,9 +26,9 @@ import { toYaml } from '../../util/yaml.ts';
 import { withoutServerFields } from '../../k8s/objects.ts';
 import { probeHttps } from '../../net/probe.ts';
 import { selfHostedManifests, applyComponentByComponent, SELF_HOSTED_COMPONENTS } from '../self-hosted/self-hosted.ts';
-import { clusterVersions, imageTag, UPGRADE_COMPONENTS } from '../../upgrade/plan.ts';
-import { compareVersions, parseVersion, skewChecks } from '../../upgrade/skew.ts';
-import type { Cluster, KubernetesObject, V1Pod } from '../../k8s/client.ts';
+import { clusterVersions, UPGRADE_COMPONENTS } from '../../upgrade/plan.ts';
+import { skewChecks } from '../../upgrade/skew.ts';
+import type { KubernetesObject, V1Pod } from '../../k8s/client.ts';
 import type { Context } from '../../context.ts';
 import type { UpgradeApplyContext } from '../contexts.ts';
 import type { HostFiles } from '../../host/files.ts';
@@ -231,34 +231,4 @@ export async function finishUpgrade(ctx: UpgradeApplyContext): Promise<StepOutco
   if (ctx.options.configKubernetesVersion && ctx.options.configKubernetesVersion !== j.to)
     ctx.log.warn(`set kubernetesVersion: '${j.to}' in the config file (it says ${ctx.options.configKubernetesVersion}): \`run bootstrap\` refuses to move the cluster back to an older version`);
   return { changed: j.phase !== 'done', detail: `cluster at ${j.to} (from ${j.from}); next: \`kubeception upgrade node\` on each node once its kubelet ${j.to} is installed` };
-}
-
-/**
- * Preflight check `KubernetesVersion` of `run bootstrap` on a running cluster: the config's
- * kubernetesVersion must not be older than the self-hosted kube-apiserver's (after `upgrade apply`,
- * an unchanged config would roll the control plane back a version). Passes when no final apiserver
- * answers (a fresh host).
- */
-export const kubernetesVersionCheck = {
-  id: 'KubernetesVersion',
-  async run(ctx: Context): Promise<{ message: string; fix: string } | undefined> {
-    // Never throws: a missing or unreadable admin.conf is KubeconfigReadable's to report.
-    try {
-      if ((await probeApiserver(ctx, 'final', 2_000)) !== undefined) return undefined;
-      return await downgradeProblem(ctx, await cluster(ctx, 'final'));
-    } catch {
-      return undefined;
-    }
-  },
-};
-
-/** Why applying `ctx.config` would move the running control plane back a version, or undefined. */
-export async function downgradeProblem(ctx: Context, api: Cluster): Promise<{ message: string; fix: string } | undefined> {
-  const ds = await api.read<KubernetesObject>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: 'kube-system' } }).catch(() => undefined);
-  const running = parseVersion(imageTag(ds as Parameters<typeof imageTag>[0]));
-  const want = parseVersion(ctx.config.kubernetesVersion);
-  if (!running || !want) return undefined;
-  if (compareVersions(want, running) >= 0) return undefined;
-  const tag = imageTag(ds as Parameters<typeof imageTag>[0]);
-  return { message: `the cluster runs kube-apiserver ${tag}, newer than kubernetesVersion ${ctx.config.kubernetesVersion}: this run would move the control plane back`, fix: `set kubernetesVersion: '${tag}' in the config file (upgrades go through \`kubeception upgrade apply\`)` };
 }
