@@ -41,7 +41,7 @@ export interface JoinOptions {
 export interface ResetOptions {
   /** `--keep-etcd-data`: keep the etcd data dir (and stop etcd only). */
   keepEtcdData: boolean | undefined;
-  /** `--force`: no confirmation prompt; accept leaving etcd with two voting members. */
+  /** `--force`: no confirmation prompt (as kubeadm reset's). Leaving etcd with two voting members is accepted by `--ignore-preflight-errors EtcdTwoMembers`, not by this. */
   force: boolean | undefined;
 }
 
