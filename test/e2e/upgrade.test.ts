@@ -41,7 +41,8 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
   const version = async () => JSON.parse(await kubectl('get', '--raw', '/version')).gitVersion as string;
   const journal = () => cp.exec(['cat', '/var/lib/kubeception/upgrade/journal.json']);
   const workload = async () => {
-    const pods = (await json('get', 'pods', '-l', 'app=upgrade-workload')).items as any[];
+    // Live pods only: one the set-up's nodeSelector patch replaced may still be terminating.
+    const pods = ((await json('get', 'pods', '-l', 'app=upgrade-workload')).items as any[]).filter((p) => !p.metadata.deletionTimestamp);
     return pods.map((p) => `${p.metadata.uid} ${p.spec.nodeName} restarts=${p.status.containerStatuses?.[0]?.restartCount}`).sort();
   };
 
