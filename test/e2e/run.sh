@@ -58,9 +58,9 @@ lane() {
 
 # Each suite goes to the lane with the least work so far, longest first (the ones that wait for the
 # upgrade build after all others). Weights: seconds measured in
-# the CI run of 2026-12-01 (two lanes; unlisted suites count 300).
-declare -A seconds=([crash]=653 [certs]=581 [ha]=526 [upgrade]=470 [reset]=371 [bootstrap]=365 [join]=359
-  [network]=276 [recovery]=259 [runtime-state]=223 [site]=128 [deno]=119 [security]=400 [upgrade-chain]=900)
+# a CI run of 2026-12-03 on a fresh clone (two lanes, warm cache; unlisted suites count 300).
+declare -A seconds=([certs]=548 [upgrade]=360 [upgrade-chain]=356 [ha]=324 [crash]=303 [join]=291
+  [network]=237 [runtime-state]=197 [recovery]=185 [reset]=175 [bootstrap]=174 [security]=149 [site]=95 [deno]=76)
 declare -a lane_files lane_load
 for ((l = 0; l < lanes; l++)); do lane_files[l]=""; lane_load[l]=0; done
 while read -r _ f; do
