@@ -30,6 +30,23 @@ const podLine = (p: PodLike) => {
   return `${p.metadata?.name} ${p.status?.phase ?? '?'}${c ? ` ready=${c.ready} restarts=${c.restartCount}` : ''}${reason ? ` ${reason}` : ''}${p.metadata?.deletionTimestamp ? ' terminating' : ''}`;
 };
 
+interface LeaseLike extends KubernetesObject {
+  spec?: { holderIdentity?: string; renewTime?: string | Date; leaseDurationSeconds?: number };
+}
+
+/**
+ * What the controller that should act on a workload is doing, for errors: the kube-controller-manager
+ * pods and its leader Lease (`kube-system/kube-controller-manager`: holder, seconds since the last
+ * renewal). Read when a workload's `observedGeneration` lags its `generation`: only the leading
+ * kube-controller-manager raises it.
+ */
+export async function controllerLine(api: Cluster): Promise<string> {
+  const pods = await api.list<PodLike>('v1', 'Pod', 'kube-system', 'component=kube-controller-manager').catch(() => [] as PodLike[]);
+  const lease = await api.read<LeaseLike>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'kube-controller-manager', namespace: 'kube-system' } }).catch(() => undefined);
+  const renewed = lease?.spec?.renewTime ? `${Math.round((Date.now() - new Date(lease.spec.renewTime).getTime()) / 1000)} s ago` : 'never';
+  return `kube-controller-manager pods: ${pods.map(podLine).join('; ') || 'none'}; leader ${lease?.spec?.holderIdentity ?? 'none'} (lease renewed ${renewed})`;
+}
+
 /** True when the rollout of `w` is complete. */
 export function rolledOut(kind: Kind, w: Workload): boolean {
   const s = w.status ?? {};
@@ -109,9 +126,10 @@ export async function rollAndWait(ctx: Pick<Context, 'signal'> & { log?: { warn(
     }, { timeoutMs, intervalMs: 1_000, signal: ctx.signal });
     if (!ok) {
       const pods = await api.list<PodLike>('v1', 'Pod', 'kube-system', `component=${name}`).catch(() => []);
+      const unobserved = (last?.status?.observedGeneration ?? 0) < (last?.metadata?.generation ?? 0);
       throw new TimeoutError('rollout-timeout', {
         what: `${kind} kube-system/${name}`,
-        why: `the restart did not complete within ${timeoutMs / 1000} s (last status: ${statusLine(last)}; pods: ${pods.map(podLine).join('; ') || 'none'})`,
+        why: `the restart did not complete within ${timeoutMs / 1000} s (last status: ${statusLine(last)}; pods: ${pods.map(podLine).join('; ') || 'none'}${unobserved ? `; the controller never observed generation ${last?.metadata?.generation}: ${await controllerLine(api)}` : ''})`,
         fix: `check its pods: kubectl -n kube-system get pods -l component=${name}`,
       });
     }

@@ -21,7 +21,7 @@ import { runOk } from '../bed/proc.ts';
 import { installKubelet } from '../bed/upgrade.ts';
 import { kc, writeConfig } from '../helpers/bed-cli.ts';
 import { startProber } from '../helpers/prober.ts';
-import { ADMIN, getJson, kubectl, waitFor } from '../helpers/cluster.ts';
+import { ADMIN, componentLogs, getJson, kubectl, waitFor } from '../helpers/cluster.ts';
 import { coreDNSVersion } from '../../manifests/addons/versions.ts';
 
 const CHAIN = ['v1.35.4', 'v1.36.3', 'v1.37.2'];
@@ -91,7 +91,7 @@ describe(`upgrade chain ${CHAIN.join(' → ')}`, { timeout: 5_400_000 }, () => {
       const prober = await startProber(w, `https://${cp.ip}:6443/readyz`);
       const r = await kc(cp, ['upgrade', 'apply', target, '--output', 'json'], { timeoutMs: 1_800_000 });
       const gap = await prober.stop();
-      assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(-3000)}`);
+      if (r.code !== 0) assert.fail(`${r.stderr}\n${r.stdout.slice(-3000)}\n--- kube-controller-manager logs:\n${await componentLogs(cp, 'kube-controller-manager')}`);
       gaps.push(`${from} → ${target} ${gap.gapMs} ms (${gap.failed}/${gap.total} probes failed)`);
       console.log(`upgrade apply ${from} → ${target}: ${secs(Date.now() - t0)}; longest /readyz gap ${gap.gapMs} ms`);
       const want = { 'kube-apiserver': target, 'kube-controller-manager': target, 'kube-scheduler': target, 'kube-proxy': target, coredns: coreDNSVersion(target) };

@@ -35,6 +35,14 @@ export async function apply(cp: Host, ...objects: object[]): Promise<void> {
   await cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, 'apply', '--server-side', '--field-manager=e2e', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }), timeoutMs: 60_000 });
 }
 
+/**
+ * The last `tail` log lines of a control-plane component's pods (`kubectl logs -l component=…`, each
+ * line prefixed with its pod), for a failing assertion's message; the error's text if they cannot be read.
+ */
+export function componentLogs(cp: Host, component: string, tail = 120): Promise<string> {
+  return kubectl(cp, '-n', 'kube-system', 'logs', '-l', `component=${component}`, `--tail=${tail}`, '--prefix', '--max-log-requests=6').catch((e) => `(logs of ${component} not read: ${e})`);
+}
+
 /** Polls `check` every second until it returns a value (not undefined) or `timeoutMs` passes; fails naming `what` and the last state. */
 export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>, state?: () => Promise<string>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
