@@ -92,6 +92,8 @@ describe(`upgrade chain ${CHAIN.join(' → ')}`, { timeout: 5_400_000 }, () => {
       const r = await kc(cp, ['upgrade', 'apply', target, '--output', 'json'], { timeoutMs: 1_800_000 });
       const gap = await prober.stop();
       if (r.code !== 0) assert.fail(`${r.stderr}\n${r.stdout.slice(-3000)}\n--- kube-controller-manager logs:\n${await componentLogs(cp, 'kube-controller-manager')}`);
+      // The rollout's own remedies (a stalled surge finished, a kube-controller-manager restarted) are printed when they happened.
+      for (const l of `${r.stdout}\n${r.stderr}`.split('\n').filter((l) => /has not observed|surge roll has not finished/.test(l))) console.log(`# remedy in ${from} → ${target}: ${l.slice(0, 600)}`);
       gaps.push(`${from} → ${target} ${gap.gapMs} ms (${gap.failed}/${gap.total} probes failed)`);
       console.log(`upgrade apply ${from} → ${target}: ${secs(Date.now() - t0)}; longest /readyz gap ${gap.gapMs} ms`);
       const want = { 'kube-apiserver': target, 'kube-controller-manager': target, 'kube-scheduler': target, 'kube-proxy': target, coredns: coreDNSVersion(target) };
