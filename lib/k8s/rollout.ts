@@ -47,30 +47,6 @@ export async function controllerLine(api: Cluster): Promise<string> {
   return `kube-controller-manager pods: ${pods.map(podLine).join('; ') || 'none'}; leader ${lease?.spec?.holderIdentity ?? 'none'} (lease renewed ${renewed})`;
 }
 
-/**
- * Restarts the kube-controller-manager when it holds its lease but has not observed a workload's
- * new generation for {@link STALL_MS} (seen on the bed in CI, kube-controller-manager v1.36.3 rolling
- * kube-apiserver: observedGeneration stayed 2 of 4 for 10 min). A fresh process lists again and starts
- * with empty expectations and write records (the 1.36 StaleControllerConsistency checks), so it acts
- * on the workload. With two or more replicas the leader's pod is deleted (a standby takes the lease
- * and its ReplicaSet controller replaces the pod); with one, the Deployment is restarted as `kubectl
- * rollout restart` does (surge: the new pod takes the lease when the old one is gone).
- * @returns what was done, for the log.
- */
-export async function restartControllerManager(api: Cluster): Promise<string> {
-  const pods = (await api.list<PodLike & { spec?: { nodeName?: string } }>('v1', 'Pod', 'kube-system', 'component=kube-controller-manager')).filter((p) => !p.metadata?.deletionTimestamp);
-  const lease = await api.read<LeaseLike>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'kube-controller-manager', namespace: 'kube-system' } }).catch(() => undefined);
-  // The holder identity is `<hostname>_<uuid>`: the leader is the pod on that node.
-  const leaderNode = lease?.spec?.holderIdentity?.split('_')[0];
-  const leader = pods.find((p) => p.spec?.nodeName === leaderNode);
-  if (pods.length >= 2 && leader) {
-    await api.delete({ apiVersion: 'v1', kind: 'Pod', metadata: { name: leader.metadata?.name, namespace: 'kube-system' } });
-    return `deleted the leading kube-controller-manager pod ${leader.metadata?.name} (a standby takes over)`;
-  }
-  await api.patch({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'kube-controller-manager', namespace: 'kube-system' } }, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } });
-  return 'restarted the kube-controller-manager Deployment';
-}
-
 /** True when the rollout of `w` is complete. */
 export function rolledOut(kind: Kind, w: Workload): boolean {
   const s = w.status ?? {};
@@ -141,22 +117,11 @@ export async function rollAndWait(ctx: Pick<Context, 'signal'> & { log?: { warn(
     let last: Workload | undefined;
     const started = Date.now();
     let nudged = false;
-    let unobservedSince: number | undefined;
-    let restarted = name === 'kube-controller-manager';
     const ok = await pollUntil(async () => {
       const w = await api.read<Workload>(ref).catch(() => undefined);
       last = w ?? last;
       if (w && rolledOut(kind, w)) return true;
       if (kind === 'DaemonSet' && w && !nudged && Date.now() - started > STALL_MS) nudged = await finishSurge(ctx, api, name, w);
-      // The controller has not even observed the change: restart it once (see restartControllerManager).
-      const unobserved = !!w && (w.status?.observedGeneration ?? 0) < (w.metadata?.generation ?? 0);
-      unobservedSince = unobserved ? (unobservedSince ?? Date.now()) : undefined;
-      if (!restarted && unobservedSince !== undefined && Date.now() - unobservedSince > STALL_MS) {
-        const state = await controllerLine(api);
-        const did = await restartControllerManager(api).catch((e) => `could not restart it (${(e as Error).message})`);
-        restarted = true;
-        ctx.log?.warn(`${kind} kube-system/${name}: the kube-controller-manager has not observed generation ${w?.metadata?.generation} in ${STALL_MS / 1000} s (${state}); ${did}`);
-      }
       return undefined;
     }, { timeoutMs, intervalMs: 1_000, signal: ctx.signal });
     if (!ok) {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { finishSurge, restartControllerManager } from '../../../lib/k8s/rollout.ts';
+import { finishSurge } from '../../../lib/k8s/rollout.ts';
 import type { Cluster } from '../../../lib/k8s/client.ts';
 
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
@@ -35,32 +35,5 @@ test('nothing is deleted while no new pod is ready, or when only the new pod is 
     const f = fake(pods);
     assert.equal(await finishSurge(ctx, f.api, 'kube-apiserver', ds), false);
     assert.deepEqual(f.deleted, []);
-  }
-});
-
-test('restartControllerManager: with a standby, the leader pod (the lease holder node) is deleted; alone, the Deployment is restarted', async () => {
-  const kcm = (name: string, node: string, terminating = false) => ({ metadata: { name, ...(terminating && { deletionTimestamp: ago(1) }) }, spec: { nodeName: node } });
-  const cases = [
-    { pods: [kcm('kcm-a', 'cp1'), kcm('kcm-b', 'cp2')], holder: 'cp2_5f0c', deleted: ['kcm-b'], patched: [] as string[] },
-    { pods: [kcm('kcm-a', 'cp1')], holder: 'cp1_77aa', deleted: [], patched: ['kube-controller-manager'] },
-    // the other pod is terminating: no standby, so no pod is deleted
-    { pods: [kcm('kcm-a', 'cp1'), kcm('kcm-old', 'cp2', true)], holder: 'cp1_77aa', deleted: [], patched: ['kube-controller-manager'] },
-  ];
-  for (const c of cases) {
-    const deleted: string[] = [];
-    const patched: string[] = [];
-    const api = {
-      list: async () => c.pods,
-      read: async () => ({ spec: { holderIdentity: c.holder, renewTime: ago(1) } }),
-      delete: async (ref: { metadata: { name: string } }) => (deleted.push(ref.metadata.name), true),
-      patch: async (ref: { kind: string; metadata: { name: string } }, p: any) => {
-        assert.equal(ref.kind, 'Deployment');
-        assert.ok(p.spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']);
-        patched.push(ref.metadata.name);
-        return {};
-      },
-    } as unknown as Cluster;
-    await restartControllerManager(api);
-    assert.deepEqual({ deleted, patched }, { deleted: c.deleted, patched: c.patched }, c.holder);
   }
 });
