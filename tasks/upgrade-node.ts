@@ -10,7 +10,7 @@ import { drainNode, nodeAtTarget, restartUpgradedKubelet, uncordonNode, upgradeK
 
 export default task('upgrade-node', [
   step('upgrade-node-preflight').title("upgrade-node-preflight: the kubelet binary is the cluster's version").run(upgradeNodePreflight),
-  step('drain').needs('upgrade-node-preflight').title('drain: cordon, evict pods (PodDisruptionBudgets honoured; DaemonSet and static pods stay)').skipIf(nodeAtTarget).timeout(360_000).run(drainNode),
+  step('drain').needs('upgrade-node-preflight').title('drain: cordon, evict pods (PodDisruptionBudgets honoured; DaemonSet, static and self-hosted control-plane pods stay)').skipIf(nodeAtTarget).timeout(360_000).run(drainNode),
   step('kubelet-config').needs('drain').title('kubelet-config: config.yaml and unit drop-in').run(upgradeKubeletConfig),
   step('kubelet-restart').needs('kubelet-config').title('kubelet-restart: restart, wait for Node Ready at the new version').timeout(240_000).run(restartUpgradedKubelet),
   step('uncordon').needs('kubelet-restart').title('uncordon: lift the cordon drain set').run(uncordonNode),

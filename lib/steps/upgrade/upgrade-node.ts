@@ -7,7 +7,7 @@
  * Host effects: the kubelet's config.yaml and unit drop-in rewritten (as bootstrap/join write them),
  * the kubelet restarted. Cluster effects: the Node cordoned (annotation
  * `kubeception.io/upgrade-drained`), its pods evicted through the Eviction API (PodDisruptionBudgets
- * honoured; DaemonSet and static pods stay), then uncordoned.
+ * honoured; DaemonSet, static and self-hosted control-plane pods stay), then uncordoned.
  * @see https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/upgrading-linux-nodes/
  */
 import { join } from 'node:path';
@@ -21,6 +21,8 @@ import { restartKubelet, writeKubeletFiles } from '../bootstrap/kubelet.ts';
 import type { Context } from '../../context.ts';
 import type { UpgradeNodeContext } from '../contexts.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
+import { MANAGED_BY } from '../../../manifests/common.ts';
+import { SELF_HOSTED_COMPONENTS } from '../self-hosted/self-hosted.ts';
 
 /** Annotation on a Node cordoned by `upgrade node` (only such a cordon is lifted by it). */
 export const DRAINED_ANNOTATION = 'kubeception.io/upgrade-drained';
@@ -80,11 +82,28 @@ export async function nodeAtTarget(ctx: UpgradeNodeContext): Promise<string | fa
   return false;
 }
 
-const ownedByDaemonSet = (p: V1Pod) => p.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet') ?? false;
-const staticPod = (p: V1Pod) => !!p.metadata?.annotations?.['kubernetes.io/config.mirror'];
+/**
+ * Why `drain` leaves a pod on the node, or undefined if it is evicted: a DaemonSet's pod and a static
+ * pod (as `kubectl drain --ignore-daemonsets` does), and a pod of the self-hosted control plane
+ * (kube-system, `tier=control-plane`, a {@link SELF_HOSTED_COMPONENTS} component, managed by
+ * kubeception): it is this node's share of the control plane, as a static pod is on a kubeadm node,
+ * and the kubelet's restart does not stop its containers. Evicted, its replacement waits for the
+ * uncordon and a scheduler — on one control-plane node, the scheduler just evicted (seen on the bed:
+ * kube-controller-manager and kube-scheduler Pending for good after `upgrade node`, the next upgrade's
+ * DaemonSet roll never observed).
+ */
+export function drainSkipReason(p: V1Pod): string | undefined {
+  if (p.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet')) return 'DaemonSet pod';
+  if (p.metadata?.annotations?.['kubernetes.io/config.mirror']) return 'static pod';
+  const l = p.metadata?.labels ?? {};
+  if (p.metadata?.namespace === 'kube-system' && l.tier === 'control-plane' && l[MANAGED_BY_KEY] === MANAGED_BY[MANAGED_BY_KEY] && SELF_HOSTED_COMPONENTS.some(([, c]) => c === l.component))
+    return 'self-hosted control-plane pod';
+  return undefined;
+}
+const MANAGED_BY_KEY = 'app.kubernetes.io/managed-by';
 
 /**
- * `drain`: cordon, then evict every pod on the node except DaemonSet and static pods, retrying
+ * `drain`: cordon, then evict every pod on the node except those {@link drainSkipReason} keeps, retrying
  * evictions a PodDisruptionBudget blocks, until they are gone (`kubectl drain --ignore-daemonsets`).
  * @throws TimeoutError `drain-timeout` naming the pods left (300 s).
  */
@@ -92,7 +111,7 @@ export async function drainNode(ctx: UpgradeNodeContext): Promise<StepOutcome> {
   const api = await nodeApi(ctx);
   const name = ctx.config.nodeName;
   await api.patch({ apiVersion: 'v1', kind: 'Node', metadata: { name } }, { metadata: { annotations: { [DRAINED_ANNOTATION]: plan(ctx).target } }, spec: { unschedulable: true } });
-  const left = async () => (await api.list<V1Pod>('v1', 'Pod')).filter((p) => p.spec?.nodeName === name && !ownedByDaemonSet(p) && !staticPod(p) && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+  const left = async () => (await api.list<V1Pod>('v1', 'Pod')).filter((p) => p.spec?.nodeName === name && !drainSkipReason(p) && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
   let blocked: string[] = [];
   const evicted = new Set<string>();
   const done = await pollUntil(async () => {
