@@ -8,6 +8,8 @@ import { parseToml } from '../../../lib/config/toml.ts';
 import { fromYaml } from '../../../lib/util/yaml.ts';
 import { KUBECONFIG, KUBELET_CONFIG, KUBELET_KUBECONFIG } from '../../../lib/constants.ts';
 import { RECOVERY_POD } from '../../../manifests/recovery.ts';
+import { kubeletDropIn } from '../../../lib/steps/bootstrap/kubelet.ts';
+import type { ResolvedConfig } from '../../../lib/types.ts';
 
 interface Paths {
   kubeletConfigDir: string;
@@ -38,7 +40,13 @@ test('test/cis/config.yaml: every distro\'s paths are among kube-bench\'s candid
     has('master', 'controllermanager', 'kubeconfig', join(paths.secretsDir, KUBECONFIG.controllerManager));
     has('node', 'kubelet', 'confs', join(paths.kubeletConfigDir, KUBELET_CONFIG));
     has('node', 'kubelet', 'kubeconfig', join(paths.kubeletConfigDir, KUBELET_KUBECONFIG));
-    has('node', 'kubelet', 'svc', join(paths.systemdDir, units.kubelet));
+    // The drop-in kubeception writes comes first: it is the kubelet unit's file kubeception owns.
+    const dropIn = kubeletDropIn({ distro: { paths, units } } as unknown as ResolvedConfig);
+    assert.equal((config.node!.kubelet!.svc as string[])[0], dropIn, `${name}: svc starts with ${dropIn}`);
+    for (const svc of [dropIn, join(paths.systemdDir, units.kubelet)]) {
+      has('node', 'kubelet', 'svc', svc);
+      has('node', 'kubelet', 'confs', svc);
+    }
     has('node', 'kubelet', 'cafile', join(paths.certificatesDir, 'ca.crt'));
   }
 });
