@@ -116,18 +116,32 @@ async function setUp(booted: Host[], cpCount: number, ha: boolean, images: { arc
   if (peer) await kubeadmCluster(controlPlanes[0]!, workers, log);
   else await kubeceptionCluster(controlPlanes, workers, lb, t0);
   const [cp1] = controlPlanes as [Host];
-  await waitFor('every node Ready', 300_000, async () => {
-    const ns = (await getJson(cp1, 'nodes')).items as { status: { conditions: { type: string; status: string }[] } }[];
-    return ns.length === nodes.length && ns.every((n) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
-  });
-  await waitFor('CoreDNS ready', 300_000, async () => ((await getJson(cp1, 'deployment', '-n', 'kube-system', 'coredns')).status?.readyReplicas >= 1 ? true : undefined));
+  await waitClusterReady(cp1, nodes.length);
   await runner.writeFile('/root/admin.conf', await cp1.readFile(ADMIN), 0o600);
   log(`cluster ready: ${nodes.length} nodes (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   return cluster;
 }
 
-/** kubeception's cluster: bootstrap on the first control plane, the others and the workers joined. */
-async function kubeceptionCluster(controlPlanes: Host[], workers: Host[], lb: Host | undefined, t0: number): Promise<void> {
+/**
+ * Waits until `nodeCount` Nodes are Ready and CoreDNS has a ready replica (5 min each).
+ * @param cp a control-plane host with the admin kubeconfig.
+ */
+export async function waitClusterReady(cp: Host, nodeCount: number): Promise<void> {
+  await waitFor('every node Ready', 300_000, async () => {
+    const ns = (await getJson(cp, 'nodes')).items as { status: { conditions: { type: string; status: string }[] } }[];
+    return ns.length === nodeCount && ns.every((n) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
+  });
+  await waitFor('CoreDNS ready', 300_000, async () => ((await getJson(cp, 'deployment', '-n', 'kube-system', 'coredns')).status?.readyReplicas >= 1 ? true : undefined));
+}
+
+/**
+ * kubeception's cluster with its defaults on booted kubelet hosts (`cni: 'none'`; the control planes
+ * with the kubeception image imported): bootstrap on the first control plane, the others and the
+ * workers joined, each with its own bootstrap token. With `lb`, the control planes sit behind it.
+ * @param t0 the run's start (`Date.now()`), for the elapsed times logged.
+ * @param say where progress lines go (default: the conformance log).
+ */
+export async function kubeceptionCluster(controlPlanes: Host[], workers: Host[], lb: Host | undefined, t0: number, say: (m: string) => void = log): Promise<void> {
   const nodes = [...controlPlanes, ...workers];
   const config: Record<string, unknown> = { distro: 'debian', networking: { flannel: { cniPluginImage: BED_FLANNEL_CNI_PLUGIN_IMAGE } } };
   if (lb) {
@@ -137,7 +151,7 @@ async function kubeceptionCluster(controlPlanes: Host[], workers: Host[], lb: Ho
   for (const h of nodes) await writeConfig(h, config);
   const [cp1] = controlPlanes as [Host];
   const boot = must(await kc(cp1, ['run', 'bootstrap'], { timeoutMs: 900_000 }), `bootstrap on ${cp1.name}`);
-  log(`bootstrap done (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  say(`bootstrap done (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   const flags = joinFlags(boot.stdout);
   const token = async () => {
     // One bootstrap token per joining node, passed in the environment (never on a command line).
@@ -150,10 +164,10 @@ async function kubeceptionCluster(controlPlanes: Host[], workers: Host[], lb: Ho
     const key = /\b([0-9a-f]{64})\b/.exec(upload.stdout)?.[1];
     if (!key) throw new Error('certs upload printed no certificate key');
     must(await kc(cp, ['run', 'join', ...flags, '--control-plane', '--wait-for-network'], { timeoutMs: 900_000, env: { KUBECEPTION_TOKEN: await token(), KUBECEPTION_CERTIFICATE_KEY: key } }), `control-plane join of ${cp.name}`);
-    log(`${cp.name} joined as a control-plane node`);
+    say(`${cp.name} joined as a control-plane node`);
   }
   for (const w of workers) {
     must(await kc(w, ['run', 'join', ...flags, '--wait-for-network'], { timeoutMs: 900_000, env: { KUBECEPTION_TOKEN: await token() } }), `join of ${w.name}`);
-    log(`${w.name} joined`);
+    say(`${w.name} joined`);
   }
 }

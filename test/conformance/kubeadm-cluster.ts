@@ -2,7 +2,8 @@
  * The peer of a conformance run: the same bed hosts, binaries and images made into a cluster by
  * `kubeadm init` / `kubeadm join` of the same version (`npm run conformance -- <tier> --peer kubeadm`).
  * etcd is the host's etcd unit (the bed's 3.6 build) as plain-HTTP external etcd, as bench/kubeadm.ts
- * does; the pod network is the bed's bridge CNI with a route per peer's pod subnet (kubeadm installs no
+ * does, or with `etcd: 'stacked'` kubeadm's own default, a local etcd static pod with TLS (its image:
+ * test/bed/kubeadm-etcd-image.sh, the bed's etcd build named as kubeadm asks); the pod network is the bed's bridge CNI with a route per peer's pod subnet (kubeadm installs no
  * CNI); kube-proxy and CoreDNS are kubeadm's. On this cgroup v1 machine kubeadm ≥ 1.35 needs its
  * preflight errors ignored (SystemVerification) and `failCgroupV1: false` in the KubeletConfiguration,
  * which init uploads to the `kubelet-config` ConfigMap that joins read. Each worker joins with its own
@@ -11,7 +12,7 @@
 import type { Host } from '../bed/bed.ts';
 import { routePodSubnets } from '../bed/kubelet.ts';
 import { addonImageArchives } from '../bed/addon-images.ts';
-import { K8S_VERSION } from '../bed/bed.ts';
+import { CACHE_DIR, K8S_VERSION } from '../bed/bed.ts';
 import { BED_CRI_SOCKET, kubeadmInitConfig } from '../bed/kubeadm-config.ts';
 
 const CRI = BED_CRI_SOCKET;
@@ -29,14 +30,22 @@ async function must(host: Host, argv: string[], what: string): Promise<string> {
   return r.stdout;
 }
 
-/** Makes the kubeadm cluster on `cp` and `workers` (kubelet hosts with the bed's CNI). */
-export async function kubeadmCluster(cp: Host, workers: Host[], log: (m: string) => void): Promise<void> {
+/** The archive of kubeadm-etcd-image.sh for `version`: the etcd image kubeadm's stacked etcd asks for. */
+export const kubeadmEtcdImage = (version = K8S_VERSION) => `${CACHE_DIR}/images/${version}/kubeadm-etcd.tar`;
+
+/**
+ * Makes the kubeadm cluster on `cp` and `workers` (kubelet hosts with the bed's CNI).
+ * @param opts.etcd `external` (default): the host's etcd unit; `stacked`: kubeadm's local etcd static pod
+ *   (the image of {@link kubeadmEtcdImage} must exist).
+ */
+export async function kubeadmCluster(cp: Host, workers: Host[], log: (m: string) => void, opts: { etcd?: 'external' | 'stacked' } = {}): Promise<void> {
   const nodes = [cp, ...workers];
   // kubeadm's CoreDNS Deployment asks for the CoreDNS image the bed builds.
   await Promise.all(nodes.map((h) => h.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', addonImageArchives()[0]!], { timeoutMs: 300_000 })));
   await routePodSubnets(nodes);
-  await cp.writeFile('/root/kubeadm.yaml', kubeadmInitConfig(cp, K8S_VERSION, { imagePullPolicy: 'IfNotPresent', kubeProxy: true }));
-  await cp.execOk(['systemctl', 'start', 'etcd.service'], { timeoutMs: 120_000 });
+  await cp.writeFile('/root/kubeadm.yaml', kubeadmInitConfig(cp, K8S_VERSION, { imagePullPolicy: 'IfNotPresent', kubeProxy: true, etcd: opts.etcd }));
+  if (opts.etcd === 'stacked') await cp.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', kubeadmEtcdImage()], { timeoutMs: 300_000 });
+  else await cp.execOk(['systemctl', 'start', 'etcd.service'], { timeoutMs: 120_000 });
   await must(cp, ['kubeadm', 'init', '--config', '/root/kubeadm.yaml'], 'kubeadm init');
   log('kubeadm init done');
   const hash = (await must(cp, ['sh', '-c', "openssl x509 -pubkey -noout -in /etc/kubernetes/pki/ca.crt | openssl pkey -pubin -outform der | sha256sum | cut -d' ' -f1"], 'CA hash')).trim();

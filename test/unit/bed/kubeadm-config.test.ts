@@ -20,3 +20,10 @@ test('kubeadmInitConfig: init, cluster and kubelet documents for the host; kube-
   assert.equal(full[0]!.nodeRegistration.imagePullPolicy, 'IfNotPresent');
   assert.deepEqual(full[3]!.conntrack, { maxPerCore: 0 });
 });
+
+test('kubeadmInitConfig: external etcd by default, no etcd section (kubeadm\'s stacked etcd) when asked', () => {
+  assert.deepEqual(docs(kubeadmInitConfig(host, 'v1.37.2'))[1]!.etcd, { external: { endpoints: ['http://127.0.0.1:2379'] } });
+  const stacked = docs(kubeadmInitConfig(host, 'v1.37.2', { etcd: 'stacked' }))[1]!;
+  assert.equal(stacked.etcd, undefined);
+  assert.deepEqual(stacked.networking, { podSubnet: '10.244.0.0/16', serviceSubnet: '10.96.0.0/12' });
+});
