@@ -90,6 +90,13 @@ const election = (instance: Instance): ExtraArgs =>
 const bootstrapClientLimits = (instance: Instance): ExtraArgs => (instance === 'bootstrap' ? { 'kube-api-qps': '200', 'kube-api-burst': '300' } : {});
 
 /**
+ * `--profiling=false` on kube-apiserver, kube-controller-manager and kube-scheduler (CIS Kubernetes
+ * Benchmark 1.2.15, 1.3.2, 1.4.1: no /debug/pprof handlers). A default: `extraArgs: { profiling:
+ * 'true' }` turns the handlers back on for a profiling session.
+ */
+const NO_PROFILING: ExtraArgs = { profiling: 'false' };
+
+/**
  * kube-apiserver's flags. The bootstrap instance runs `--endpoint-reconciler-type=none` whatever
  * `extraArgs` say, so only the final apiserver (lease reconciler, its `bindPort`) writes the
  * `kubernetes` Service's endpoints and the two never fight over them.
@@ -107,6 +114,7 @@ export function apiServerFlags(config: ResolvedConfig, at: Locate, port: number,
     'client-ca-file': at('ca.crt'),
     'enable-admission-plugins': 'NodeRestriction',
     'enable-bootstrap-token-auth': 'true',
+    ...NO_PROFILING,
     'etcd-cafile': at('etcd/ca.crt'),
     'etcd-certfile': at('apiserver-etcd-client.crt'),
     'etcd-keyfile': at('apiserver-etcd-client.key'),
@@ -196,6 +204,7 @@ export function controllerManagerFlags(config: ResolvedConfig, at: Locate, kubec
     'service-account-private-key-file': at('sa.key'),
     'service-cluster-ip-range': config.networking.serviceSubnet,
     'use-service-account-credentials': 'true',
+    ...NO_PROFILING,
   };
   const pinned: ExtraArgs = { ...election(instance), ...bootstrapClientLimits(instance), 'secure-port': String(port), ...sharing(instance) };
   return toArgs('controllerManager', defaults, config.controllerManager.extraArgs, pinned);
@@ -213,6 +222,7 @@ export function schedulerFlags(config: ResolvedConfig, kubeconfig: string, port:
     'authorization-kubeconfig': kubeconfig,
     'bind-address': '127.0.0.1',
     kubeconfig,
+    ...NO_PROFILING,
   };
   const pinned: ExtraArgs = { ...election(instance), ...bootstrapClientLimits(instance), 'secure-port': String(port), ...sharing(instance) };
   return toArgs('scheduler', defaults, config.scheduler.extraArgs, pinned);

@@ -85,6 +85,9 @@ export async function assertBootstrapped(host: Host, nodeName: string): Promise<
     return p.includes(6443) && !p.includes(6444) ? p : undefined;
   }, 60_000);
   assert.ok(!ports.includes(6444));
+  // The files the kubelet and etcd units read are root's alone (CIS 4.1.1, 4.1.9, 1.1.7; debian's paths).
+  const modes = await host.execOk(['stat', '-c', '%a %n', '/var/lib/kubelet/config.yaml', '/etc/systemd/system/kubelet.service.d/20-kubeception.conf', '/etc/default/etcd']);
+  assert.deepEqual(modes.trim().split('\n').map((l) => l.split(' ')[0]), ['600', '600', '600'], `unit inputs not 0600:\n${modes}`);
   // The kubelet deletes the removed bootstrap pods' mirror pods on its own schedule after the pivot:
   // part of the end state, so a state compared before and after a re-run is not caught mid-cleanup.
   await eventually('no bootstrap mirror pod left in kube-system', async () => {

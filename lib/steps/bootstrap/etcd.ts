@@ -5,7 +5,7 @@
  *
  * Host effects: `<dataDir>` created 0700 owned by the distro's etcd user (with the owner marker,
  * 0600; a symlinked data dir, or one below a directory the etcd user may write above its parent, is
- * refused first: HostStateError `etcd-data-dir-symlink` / `etcd-data-dir-parent`, exit 2); the environment file written 0644; the etcd unit enabled, started (restarted if its
+ * refused first: HostStateError `etcd-data-dir-symlink` / `etcd-data-dir-parent`, exit 2); the environment file written 0600 (root reads it for the unit; CIS 1.1.7); the etcd unit enabled, started (restarted if its
  * environment changed).
  */
 import { join } from 'node:path';
@@ -98,7 +98,7 @@ export async function ensureEtcd(ctx: Context<object, EtcdState>, membership?: E
   crashPoint('data-dir-ready');
   // A changed environment owes etcd a restart; the marker keeps that debt across a killed run.
   const restart = `restart:${unit}` as const;
-  const envChanged = await writeThenPending(ctx, config.distro.paths.etcdEnvironmentFile, renderEtcdEnvironment(config, membership), { mode: 0o644 }, [restart]);
+  const envChanged = await writeThenPending(ctx, config.distro.paths.etcdEnvironmentFile, renderEtcdEnvironment(config, membership), { mode: 0o600 }, [restart]);
   if (envChanged) changes.push('environment written');
   crashPoint('environment-written');
   if (await systemd.enable([unit])) changes.push(`${unit} enabled`);

@@ -2,8 +2,8 @@
  * The kubelet: its KubeletConfiguration, a systemd drop-in that runs it with kubeception's files,
  * which apiserver its kubeconfig names (bootstrap or final — the "pivot"), and starting it.
  *
- * Host effects: `<kubeletConfigDir>/config.yaml` (0644); `<systemdDir>/<kubelet unit>.d/20-kubeception.conf`
- * (0644) + daemon-reload; the kubelet kubeconfig's `server` rewritten (0600); the kubelet unit
+ * Host effects: `<kubeletConfigDir>/config.yaml` (0600, CIS 4.1.9); `<systemdDir>/<kubelet unit>.d/20-kubeception.conf`
+ * (0600, CIS 4.1.1) + daemon-reload; the kubelet kubeconfig's `server` rewritten (0600); the kubelet unit
  * enabled and (re)started.
  * @see https://kubernetes.io/docs/reference/config-api/kubelet-config.v1beta1/
  */
@@ -151,9 +151,9 @@ export async function writeKubeletFiles(ctx: Context<object, KubeletState>, opts
   if (cgroupV1 && config.kubelet.extraConfig?.failCgroupV1 === undefined)
     ctx.log.warn('this host uses cgroup v1, which Kubernetes deprecated: the kubelet config sets failCgroupV1: false (a v1.35+ kubelet refuses cgroup v1 otherwise); plan a move to cgroup v2');
   const kc = kubeletConfiguration({ ...config, kubelet: { ...config.kubelet, cgroupDriver } }, { cgroupV1 });
-  if (await writeThenPending(ctx, join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kc), { mode: 0o644 }, [restart])) changed.push('config.yaml');
+  if (await writeThenPending(ctx, join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kc), { mode: 0o600 }, [restart])) changed.push('config.yaml');
   crashPoint('config-written');
-  if (await writeThenPending(ctx, kubeletDropIn(config), renderKubeletDropIn(config, bin, opts), { mode: 0o644 }, ['daemon-reload', restart])) changed.push('unit drop-in');
+  if (await writeThenPending(ctx, kubeletDropIn(config), renderKubeletDropIn(config, bin, opts), { mode: 0o600 }, ['daemon-reload', restart])) changed.push('unit drop-in');
   crashPoint('drop-in-written');
   if (await isPending(ctx, 'daemon-reload')) {
     await ctx.systemd.reload();
