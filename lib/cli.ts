@@ -192,6 +192,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       return ExitCode.ok;
     }
     const { config, file } = loaded;
+    options.configFile = file;
     const { makeContext, realBackends, dryRunBackends } = await import('./runtime.ts');
     const hb = backends ?? (dry ? dryRunBackends() : realBackends());
     try {
