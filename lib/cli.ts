@@ -81,7 +81,7 @@ function parse(argv: string[]) {
     if (m && !known.has(m[1]!)) throw unknownFlag(m[1]!, Object.keys(ARGS));
   }
   const args = parseArgs(argv, ARGS) as Record<string, unknown> & { _: string[] };
-  const maxPositionals = (args._[0] === 'token' && args._[1] === 'delete') || args._[0] === 'certs' || args._[0] === 'upgrade' ? 3 : 2;
+  const maxPositionals = args._[0] === 'etcd' ? 4 : (args._[0] === 'token' && args._[1] === 'delete') || args._[0] === 'certs' || args._[0] === 'upgrade' ? 3 : 2;
   if (args._.length > maxPositionals) throw usageError(`unexpected argument "${args._[maxPositionals]}"`);
   if (args.output !== undefined && args.output !== 'json' && args.output !== 'text') throw usageError(`--output must be text or json, not "${args.output}"`);
   return args;
@@ -129,6 +129,11 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     if (args.command === 'upgrade') {
       const [{ upgradeCommand }] = await Promise.all([import('./commands/upgrade.ts')]);
       return await upgradeCommand(args, io, PACKAGE_DIR, redactor, backends);
+    }
+    if (args.command === 'etcd') {
+      const [{ loadConfig }, { etcdCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/etcd.ts')]);
+      const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
+      return await etcdCommand(args, config, io, redactor);
     }
     if (args.command === 'token') {
       const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/token.ts')]);
@@ -187,6 +192,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       return ExitCode.ok;
     }
     const { config, file } = loaded;
+    options.configFile = file;
     const { makeContext, realBackends, dryRunBackends } = await import('./runtime.ts');
     const hb = backends ?? (dry ? dryRunBackends() : realBackends());
     try {

@@ -20,6 +20,8 @@ export interface CoreOptions {
   ignorePreflightErrors: ReadonlySet<string>;
   /** The ids given by the `--ignore-preflight-errors` flag alone: preflight refuses ids no check has. */
   ignorePreflightErrorsFlag?: readonly string[];
+  /** Absolute path of the config file the CLI loaded (scheduled commands run with it: `--config`). */
+  configFile?: string;
   /** Registers a secret value (e.g. a token created during the run) so no output shows it. */
   addSecret: (value: string) => void;
 }

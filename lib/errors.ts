@@ -71,6 +71,13 @@ export class TaskDefinitionError extends InputError {}
 /** Host state that kubeception refuses to touch (foreign etcd data, a CA it cannot use). Exit code 2. */
 export class HostStateError extends InputError {}
 
+/**
+ * An etcd snapshot that cannot be used: a part missing, truncated or altered (its sha256 differs from
+ * the one recorded), metadata that does not parse, a PKI part the key does not decrypt, or a test
+ * restore that fails. Exit code 2: refused before anything on the host changed. `what` names the file.
+ */
+export class SnapshotError extends InputError {}
+
 /** Preflight checks failed. Exit code 2. `checks` lists the stable ids of the failed checks. */
 export class PreflightError extends InputError {
   constructor(

@@ -54,7 +54,8 @@ export interface KubeceptionConfig {
   apiServer?: { extraSANs?: string[]; extraArgs?: ExtraArgs };
   controllerManager?: { extraArgs?: ExtraArgs };
   scheduler?: { extraArgs?: ExtraArgs };
-  etcd?: { dataDir?: string; extraArgs?: ExtraArgs };
+  /** `snapshots`: `kubeception etcd snapshot` and the scheduled snapshots (see {@link EtcdSnapshotSettings}). */
+  etcd?: { dataDir?: string; extraArgs?: ExtraArgs; snapshots?: EtcdSnapshotConfig };
   /** `extraConfig`: KubeletConfiguration fields that override kubeception's (e.g. `{ maxPods: 50 }`). */
   kubelet?: { cgroupDriver?: 'systemd' | 'cgroupfs'; criSocket?: string; extraConfig?: Record<string, unknown> };
   /** Preflight check ids to report as warnings instead of errors (kubeadm's `ignorePreflightErrors`); `all` ignores every check. */
@@ -67,6 +68,35 @@ export interface KubeceptionConfig {
   certificateRenewalWindow?: string;
   /** The in-cluster join service: the kubeception image to run (default `localhost/kubeception:v0.1.0`). */
   joinService?: { image?: string };
+}
+
+/** `etcd.snapshots` as written (every field optional; defaults in {@link EtcdSnapshotSettings}). */
+export interface EtcdSnapshotConfig {
+  /** Directory of the snapshots (absolute). Default `/var/lib/kubeception/snapshots`. */
+  dir?: string;
+  /** Snapshots of this node kept; older ones are pruned after each save. Default 5 (k3s's). */
+  retention?: number;
+  /** How often the scheduled snapshot runs, a duration such as `12h` (k3s's default) or `30m`. */
+  interval?: string;
+  /** True: no scheduled snapshots (`kubeception etcd snapshot save` still works). Default false. */
+  disabled?: boolean;
+  /**
+   * The 32-byte key (64 hex digits, file mode 0600) that encrypts each snapshot's PKI part; created
+   * on the first save if absent. Copy it off the host: a restore needs it. Never inside `dir`.
+   * Default `/etc/kubeception/snapshot.key`.
+   */
+  keyFile?: string;
+}
+
+/** `etcd.snapshots` resolved. */
+export interface EtcdSnapshotSettings {
+  dir: string;
+  retention: number;
+  /** The interval as written (`12h`), and in milliseconds. */
+  interval: string;
+  intervalMs: number;
+  disabled: boolean;
+  keyFile: string;
 }
 
 /** Paths, unit names and binaries of one distro, from `distros/<name>/<name>.toml`. */
@@ -114,7 +144,7 @@ export interface ResolvedConfig {
   apiServer: { extraSANs: string[]; extraArgs: ExtraArgs };
   controllerManager: { extraArgs: ExtraArgs };
   scheduler: { extraArgs: ExtraArgs };
-  etcd: { dataDir: string; extraArgs: ExtraArgs };
+  etcd: { dataDir: string; extraArgs: ExtraArgs; snapshots: EtcdSnapshotSettings };
   /** `cgroupDriverSet`: the operator set `kubelet.cgroupDriver`; otherwise the kubelet follows the runtime's driver. */
   kubelet: { cgroupDriver: 'systemd' | 'cgroupfs'; cgroupDriverSet?: boolean; criSocket: string; extraConfig: Record<string, unknown> };
   ignorePreflightErrors: string[];

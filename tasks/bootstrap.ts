@@ -6,7 +6,7 @@
  * preflight → certs → kubeconfig → kubelet-config → bootstrap-control-plane → kubelet-start → etcd →
  * wait-bootstrap-control-plane → bootstrap-scheduler → self-hosted-control-plane → wait-node-registered →
  * mark-control-plane → addon/kube-proxy → addon/coredns → bootstrap-token → join-service → recovery-watcher →
- * wait-self-hosted-control-plane → addon/flannel → apiserver-recovery → wait-join-service → kubelet-pivot →
+ * etcd-snapshot-schedule → wait-self-hosted-control-plane → addon/flannel → apiserver-recovery → wait-join-service → kubelet-pivot →
  * remove-bootstrap-control-plane
  */
 import { step, task, type Task } from 'kubeception/dsl';
@@ -19,6 +19,7 @@ import {
   disabledEarlier,
   ensureBootstrapToken,
   ensureEtcd,
+  ensureEtcdSnapshotSchedule,
   ensureJoinService,
   ensureKubeconfigs,
   ensureKubeletConfig,
@@ -98,6 +99,11 @@ export default task('bootstrap', [
     .needs('mark-control-plane')
     .title('recovery-watcher: the unit that restores the last-known-good kube-apiserver (idle until the copy exists)')
     .run(ensureRecoveryWatcher),
+  // Scheduled etcd snapshots (k3s's every 12 h, keep 5 by default), off the path to the pivot like the watcher.
+  step('etcd-snapshot-schedule')
+    .needs('etcd')
+    .title('etcd-snapshot-schedule: the timer for `kubeception etcd snapshot save` (etcd.snapshots)')
+    .run(ensureEtcdSnapshotSchedule),
   step('wait-self-hosted-control-plane')
     .needs('mark-control-plane')
     .title('wait-self-hosted-control-plane: self-hosted kube-apiserver ready 10 times in a row')

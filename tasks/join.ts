@@ -10,13 +10,14 @@
  *                wait-node-network   (‖: at the same time — the task is concurrent)
  * control plane: preflight → discovery → control-plane-certs → certs → kubeconfig → etcd-join → kubelet-config ‖
  *                kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap → mark-control-plane → control-plane-spread →
- *                wait-local-apiserver → apiserver-recovery
+ *                wait-local-apiserver → apiserver-recovery; etcd-join → etcd-snapshot-schedule
  */
 import { step, task, type Task } from 'kubeception/dsl';
 import {
   alreadyJoined,
   controlPlaneJoinChecks,
   discover,
+  ensureEtcdSnapshotSchedule,
   ensureJoinedKubeconfigs,
   ensureRecovery,
   fetchControlPlaneCerts,
@@ -86,6 +87,12 @@ export default task('join', [
     .skipIf(notControlPlaneJoin)
     .timeout(180_000)
     .run(ensureRecovery),
+  // Every control-plane node snapshots its own member (etcd.snapshots), as k3s does.
+  step('etcd-snapshot-schedule')
+    .needs('etcd-join')
+    .title('etcd-snapshot-schedule: the timer for `kubeception etcd snapshot save` (etcd.snapshots)')
+    .skipIf(notControlPlaneJoin)
+    .run(ensureEtcdSnapshotSchedule),
   step('wait-node-network')
     .needs('wait-kubelet-bootstrap')
     .title('wait-node-network: the pod network is up on this node (--wait-for-network)')

@@ -15,7 +15,7 @@ export default task('reset', [
   step('stop-kubelet').needs('remove-node').title('stop-kubelet: stop and disable the recovery watcher and the kubelet').run(stopKubelet),
   step('remove-containers').needs('stop-kubelet').title("remove-containers: the kubelet's containers and pod network namespaces (containerd)").timeout(300_000).run(removeContainers),
   step('unmount').needs('remove-containers').title("unmount: the kubelet's volume mounts").run(unmount),
-  step('stop-etcd').needs('unmount').title('stop-etcd: stop and disable etcd').run(stopEtcd),
+  step('stop-etcd').needs('unmount').title('stop-etcd: stop and disable the snapshot timer and etcd').run(stopEtcd),
   step('remove-files').needs('stop-etcd').title('remove-files: PKI, kubeconfigs, manifests, kubelet state, units, etcd data (unless --keep-etcd-data)').run(removeFiles),
   step('remove-network').needs('remove-containers').title('remove-network: KUBE-*/CNI-*/FLANNEL* chains, CNI and flannel links, routes to the cluster ranges').run(removeNetwork),
   step('residue-report').needs('remove-files', 'remove-network').title('residue-report: nothing of kubeception remains').run(reportResidue),

@@ -64,10 +64,23 @@ const FOREIGN_TREES: Record<string, string> = {
 const SHARED_DIRS = ['/', '/etc', '/home', '/media', '/mnt', '/opt', '/root', '/srv', '/var', '/var/lib', '/etc/kubernetes', '/etc/pki'];
 
 const normalize = (p: string) => p.replace(/\/+/g, '/').replace(/(.)\/$/, '$1');
-const inside = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`);
+/** True if `p` is `dir` or inside it (both normalised absolute paths). */
+export const inside = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`);
 
-/** certificatesDir and etcd.dataDir: absolute, no `..`, not a system directory; neither inside the other. @returns them normalised. */
-export function checkDirs(cfg: KubeceptionConfig, distro: DistroSettings, file: string): { certificatesDir: string; dataDir: string } {
+/** What {@link dedicatedDir} says of a directory: what kubeception writes there, and an example of a good one. */
+export interface DedicatedDirUse {
+  writes: string;
+  example: string;
+  /** Appended to the "system directory" reason (e.g. that the directory is given to the etcd user). */
+  also?: string;
+}
+
+/**
+ * A directory kubeception writes into (`field` of the config): absolute, no `..`, not a foreign tree
+ * of the OS or another component nor inside one, not a shared system directory nor a parent of a
+ * foreign tree. @returns it normalised. @throws ConfigError `config-invalid` naming `field`.
+ */
+export function dedicatedDir(field: string, given: string, distro: DistroSettings, file: string, use: DedicatedDirUse): string {
   const trees: Record<string, string> = {
     ...FOREIGN_TREES,
     [distro.paths.kubeletConfigDir]: 'the kubelet\'s directory',
@@ -75,19 +88,26 @@ export function checkDirs(cfg: KubeceptionConfig, distro: DistroSettings, file: 
     [distro.paths.systemdDir]: 'systemd\'s unit directory',
   };
   const shared = [...SHARED_DIRS, distro.paths.secretsDir];
-  const one = (field: 'certificatesDir' | 'etcd.dataDir', given: string | undefined, fallback: string): string => {
-    if (given === undefined) return fallback;
-    if (!given.startsWith('/')) bad(field, file, `"${given}" is not an absolute path`, `set ${field} to an absolute path`);
-    const p = normalize(given);
-    const fix = `use a dedicated directory such as ${field === 'certificatesDir' ? '/etc/kubernetes/pki' : '/var/lib/etcd/default'}`;
-    if (p.split('/').includes('..')) bad(field, file, `"${given}" contains "..": it is not the directory it seems`, fix);
-    const named = p === given ? `"${given}"` : `"${given}" (${p})`;
-    const tree = Object.keys(trees).find((t) => inside(p, t));
-    if (tree) bad(field, file, `${named} is ${p === tree ? '' : `inside ${tree}, `}${trees[tree]}, not a dedicated directory: kubeception would write ${field === 'certificatesDir' ? 'keys' : 'etcd data'} there`, fix);
-    if (shared.includes(p) || Object.keys(trees).some((t) => inside(t, p)))
-      bad(field, file, `${named} is a system directory, not a dedicated one: kubeception would write ${field === 'certificatesDir' ? 'keys' : 'etcd data'} straight into it${field === 'etcd.dataDir' ? ' and give it to the etcd user' : ''}`, fix);
-    return p;
-  };
+  if (!given.startsWith('/')) bad(field, file, `"${given}" is not an absolute path`, `set ${field} to an absolute path`);
+  const p = normalize(given);
+  const fix = `use a dedicated directory such as ${use.example}`;
+  if (p.split('/').includes('..')) bad(field, file, `"${given}" contains "..": it is not the directory it seems`, fix);
+  const named = p === given ? `"${given}"` : `"${given}" (${p})`;
+  const tree = Object.keys(trees).find((t) => inside(p, t));
+  if (tree) bad(field, file, `${named} is ${p === tree ? '' : `inside ${tree}, `}${trees[tree]}, not a dedicated directory: kubeception would write ${use.writes} there`, fix);
+  if (shared.includes(p) || Object.keys(trees).some((t) => inside(t, p)))
+    bad(field, file, `${named} is a system directory, not a dedicated one: kubeception would write ${use.writes} straight into it${use.also ?? ''}`, fix);
+  return p;
+}
+
+/** certificatesDir and etcd.dataDir: each a {@link dedicatedDir}; neither inside the other. @returns them normalised. */
+export function checkDirs(cfg: KubeceptionConfig, distro: DistroSettings, file: string): { certificatesDir: string; dataDir: string } {
+  const one = (field: 'certificatesDir' | 'etcd.dataDir', given: string | undefined, fallback: string): string =>
+    given === undefined
+      ? fallback
+      : dedicatedDir(field, given, distro, file, field === 'certificatesDir'
+        ? { writes: 'keys', example: '/etc/kubernetes/pki' }
+        : { writes: 'etcd data', example: '/var/lib/etcd/default', also: ' and give it to the etcd user' });
   const certificatesDir = one('certificatesDir', cfg.certificatesDir, distro.paths.certificatesDir);
   const dataDir = one('etcd.dataDir', cfg.etcd?.dataDir, distro.paths.etcdDataDir);
   if (inside(dataDir, certificatesDir))

@@ -60,7 +60,13 @@ const configSchema = z.strictObject({
   apiServer: z.strictObject({ extraSANs: z.array(str).optional(), extraArgs: extraArgs.optional() }).optional(),
   controllerManager: z.strictObject({ extraArgs: extraArgs.optional() }).optional(),
   scheduler: z.strictObject({ extraArgs: extraArgs.optional() }).optional(),
-  etcd: z.strictObject({ dataDir: str.optional(), extraArgs: extraArgs.optional() }).optional(),
+  etcd: z
+    .strictObject({
+      dataDir: str.optional(),
+      extraArgs: extraArgs.optional(),
+      snapshots: z.strictObject({ dir: str.optional(), retention: z.number().optional(), interval: str.optional(), disabled: z.boolean().optional(), keyFile: str.optional() }).optional(),
+    })
+    .optional(),
   kubelet: z
     .strictObject({ cgroupDriver: z.enum(['systemd', 'cgroupfs']).optional(), criSocket: str.optional(), extraConfig: kubeletExtraConfig.optional() })
     .optional(),

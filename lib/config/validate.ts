@@ -21,6 +21,7 @@ import { cidrsOverlap, ipFamily, isIP, networkOf, normalizeIP, parseCidr, type C
 import { RESERVED_FLAGS } from '../../manifests/flags.ts';
 import { resolveAddons } from './addons.ts';
 import { certificateLifetimes, checkDirs, checkEtcdExtraArgs, checkExtraArgValues, checkKubeletExtraConfig } from './limits.ts';
+import { resolveSnapshots } from './snapshots.ts';
 import { KUBERNETES_MINORS, kubernetesMinor, minorVersions, SUPPORTED_MINORS } from '../../manifests/addons/versions.ts';
 import * as C from '../constants.ts';
 import type { DistroSettings, KubeceptionConfig, ResolvedConfig } from '../types.ts';
@@ -238,7 +239,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     apiServer: { extraSANs, extraArgs: cfg.apiServer?.extraArgs ?? {} },
     controllerManager: { extraArgs: cfg.controllerManager?.extraArgs ?? {} },
     scheduler: { extraArgs: cfg.scheduler?.extraArgs ?? {} },
-    etcd: { dataDir: dirs.dataDir, extraArgs: cfg.etcd?.extraArgs ?? {} },
+    etcd: { dataDir: dirs.dataDir, extraArgs: cfg.etcd?.extraArgs ?? {}, snapshots: resolveSnapshots(cfg, distro, dirs, file) },
     kubelet: { cgroupDriver: cfg.kubelet?.cgroupDriver ?? 'systemd', cgroupDriverSet: cfg.kubelet?.cgroupDriver !== undefined, criSocket: cfg.kubelet?.criSocket ?? distro.criSocket, extraConfig: cfg.kubelet?.extraConfig ?? {} },
     ignorePreflightErrors: cfg.ignorePreflightErrors ?? [],
     joinService: { image: cfg.joinService?.image ?? C.DEFAULT_JOIN_IMAGE },

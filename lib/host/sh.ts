@@ -111,3 +111,49 @@ export class DryRunShell implements Shell {
     return findBin(bin);
   }
 }
+
+/** A process {@link startProcess} started. */
+export interface RunningProcess {
+  /** The last `bytes` of its stdout and stderr, interleaved as they came. */
+  output(bytes?: number): string;
+  /** True once it exited (by itself or by {@link RunningProcess.stop}). */
+  exited(): boolean;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 5 000); resolves when it is gone. Safe to call twice. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts a long-running process (e.g. a throw-away etcd) in the background, with this process's
+ * environment minus the join secrets and the names in `dropEnv`, then `env`. Not recorded under
+ * dry-run: callers start one only for a read (a test restore in a scratch directory) and stop it
+ * before they return.
+ */
+export async function startProcess(argv: string[], opts: { env?: Record<string, string>; dropEnv?: (name: string) => boolean } = {}): Promise<RunningProcess> {
+  const { $ } = await zx();
+  const env = childEnv(opts.env);
+  for (const name of Object.keys(env)) if (opts.dropEnv?.(name) && !(opts.env && name in opts.env)) delete env[name];
+  const p = $({ nothrow: true, quiet: true, env })`${argv}`;
+  let out = '';
+  let done = false;
+  const append = (c: Buffer) => {
+    out = (out + c.toString()).slice(-65_536);
+  };
+  p.stdout.on('data', append);
+  p.stderr.on('data', append);
+  const finished = p.then(() => {
+    done = true;
+  }, () => {
+    done = true;
+  });
+  return {
+    output: (bytes = 4_096) => out.slice(-bytes),
+    exited: () => done,
+    async stop(graceMs = 5_000) {
+      if (done) return;
+      await p.kill('SIGTERM').catch(() => undefined);
+      const timer = setTimeout(() => void p.kill('SIGKILL').catch(() => undefined), graceMs);
+      await finished;
+      clearTimeout(timer);
+    },
+  };
+}

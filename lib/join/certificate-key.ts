@@ -15,7 +15,8 @@
  *   fetched only after the token and CA checks.
  * @see kubernetes/cmd/kubeadm/app/phases/copycerts/copycerts.go
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { seal, SEAL_OVERHEAD, unseal } from '../util/seal.ts';
 import { BOOTSTRAP_TOKEN_GROUP } from '../constants.ts';
 import { InputError } from '../errors.ts';
 
@@ -52,12 +53,7 @@ const aad = (name: string, expires: string) => Buffer.from(`kubeception-certs/v1
 export function encryptFiles(key: string, files: Record<string, Uint8Array>, expires: string): Record<string, string> {
   const k = Buffer.from(key, 'hex');
   const out: Record<string, string> = {};
-  for (const [name, bytes] of Object.entries(files)) {
-    const nonce = randomBytes(12);
-    const c = createCipheriv('aes-256-gcm', k, nonce);
-    c.setAAD(aad(name, expires));
-    out[name] = Buffer.concat([nonce, c.update(bytes), c.final(), c.getAuthTag()]).toString('base64');
-  }
+  for (const [name, bytes] of Object.entries(files)) out[name] = seal(k, bytes, aad(name, expires)).toString('base64');
   return out;
 }
 
@@ -82,20 +78,16 @@ export function decryptFiles(key: string, data: Record<string, string>, expires:
   const out: Record<string, Buffer> = {};
   for (const [, name] of SHARED_FILES) {
     const raw = data[name] === undefined ? undefined : Buffer.from(data[name]!, 'base64');
-    if (!raw || raw.length < 28)
+    if (!raw || raw.length < SEAL_OVERHEAD)
       throw new InputError('certificate-key-bundle', { what: `Secret kube-system/${CERTS_SECRET} key ${name}`, why: 'missing or truncated', fix });
-    try {
-      const d = createDecipheriv('aes-256-gcm', k, raw.subarray(0, 12));
-      d.setAAD(aad(name, expires!));
-      d.setAuthTag(raw.subarray(raw.length - 16));
-      out[name] = Buffer.concat([d.update(raw.subarray(12, raw.length - 16)), d.final()]);
-    } catch {
+    const plain = unseal(k, raw, aad(name, expires!));
+    if (!plain)
       throw new InputError('certificate-key', {
         what: '--certificate-key',
         why: `it does not decrypt the uploaded certificates (${name}): a wrong key, or a key of an earlier upload`,
         fix,
       });
-    }
+    out[name] = plain;
   }
   return out;
 }

@@ -1,6 +1,7 @@
 /**
  * One HTTPS GET with client-certificate auth, for health endpoints (etcd `/health`, kube-apiserver
- * `/readyz`), and one plain-HTTP GET for the kubelet's loopback `/healthz`. The TLS material is
+ * `/readyz`), one plain-HTTP GET for the kubelet's loopback `/healthz`, and one plain-HTTP POST for a
+ * loopback-only throw-away etcd's JSON gateway (lib/etcd/snapshot-restore.ts). The TLS material is
  * never logged.
  */
 import { request as httpRequest } from 'node:http';
@@ -47,5 +48,20 @@ export function httpOk(target: string, timeoutMs = 500): Promise<boolean> {
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => resolve(false));
     req.end();
+  });
+}
+
+/** One POST of a JSON `body` to `target` (an http URL on loopback). Never throws: no answer is `error`. */
+export function postHttp(target: string, body: string, timeoutMs = 3_000): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    const req = httpRequest(new URL(target), { method: 'POST', headers, timeout: timeoutMs }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (err) => resolve({ error: err.message }));
+    req.end(body);
   });
 }

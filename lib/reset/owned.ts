@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import { KUBECONFIG, KUBELET_CONFIG, KUBELET_KUBECONFIG } from '../constants.ts';
 import { certSpecs, saKeyPairSpec } from '../pki/certs.ts';
+import { SNAPSHOT_SERVICE, SNAPSHOT_TIMER } from '../etcd/snapshot-schedule.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 /** Process names (`comm`, at most 15 characters) of components a kubeception host runs. */
@@ -19,7 +20,12 @@ export const OWN_COMMANDS = ['kubeception.js serve-join', 'kubeception serve-joi
 export const OWN_PORTS = [6443, 6444, 2379, 2380, 2381, 10248, 10249, 10250, 10256, 10257, 10259, 10357, 10359];
 /** Network namespaces that may be pods' (containerd's CRI names them `cni-<uuid>`; so does podman's CNI): ours only if a pod of ours holds it (lib/reset/ownership.ts). */
 export const CANDIDATE_NETNS = /^cni-[0-9a-f-]+$/;
-/** kubeception's own unit (the kubelet's and etcd's unit files are the distro's: stopped and disabled only). */
+/**
+ * kubeception's own units (the kubelet's and etcd's unit files are the distro's: stopped and disabled
+ * only): the recovery watcher, and the scheduled etcd snapshot. The snapshots and their key are kept
+ * by reset (backups: remove them by hand).
+ */
+export { SNAPSHOT_SERVICE, SNAPSHOT_TIMER } from '../etcd/snapshot-schedule.ts';
 export { RECOVERY_UNIT } from '../steps/recovery/recovery.ts';
 import { RECOVERY_UNIT } from '../steps/recovery/recovery.ts';
 
@@ -45,6 +51,7 @@ export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
     ...['cpu_manager_state', 'memory_manager_state', 'dra_manager_state', 'actuated_pods_state', 'allocated_pods_state'].map((f) => join(kubelet, f)),
     join(p.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf'),
     join(p.systemdDir, RECOVERY_UNIT),
+    join(p.systemdDir, SNAPSHOT_SERVICE), join(p.systemdDir, SNAPSHOT_TIMER),
   ];
   const trees = [
     join(p.secretsDir, 'recovery'),

@@ -9,7 +9,7 @@ import { cidrContains, parseCidr, type Cidr } from '../net/cidr.ts';
 import { OWNED_MANIFEST } from '../host/owned-manifest.ts';
 import { chains, files, links, mounts, netns, read } from './cluster-state.ts';
 import { ownershipFacts } from './ownership.ts';
-import { OWN_COMMANDS, OWN_PORTS, OWN_PROCESSES, RECOVERY_UNIT } from './owned.ts';
+import { OWN_COMMANDS, OWN_PORTS, OWN_PROCESSES, RECOVERY_UNIT, SNAPSHOT_TIMER } from './owned.ts';
 import type { Context } from '../context.ts';
 import type { ResetContext, ResetOptions } from '../steps/contexts.ts';
 
@@ -59,10 +59,10 @@ export async function ports(ctx: Ctx): Promise<string[]> {
   });
 }
 
-/** Units still running or enabled: the kubelet, etcd (unless its data is kept and it is stopped), the recovery watcher. */
+/** Units still running or enabled: the kubelet, etcd (unless its data is kept and it is stopped), the recovery watcher, the snapshot timer. */
 export async function units(ctx: Ctx): Promise<string[]> {
   const out: string[] = [];
-  for (const u of [ctx.config.distro.units.kubelet, ctx.config.distro.units.etcd, RECOVERY_UNIT]) {
+  for (const u of [ctx.config.distro.units.kubelet, ctx.config.distro.units.etcd, RECOVERY_UNIT, SNAPSHOT_TIMER]) {
     const active = await ctx.systemd.activeState(u).catch(() => 'unknown');
     const file = await ctx.systemd.unitFileState(u).catch(() => 'unknown');
     if (active === 'active' || active === 'activating' || file === 'enabled') out.push(`${u} ${active}/${file}`);

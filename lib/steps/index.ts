@@ -22,6 +22,7 @@ export * from './join/control-plane-join.ts';
 export * from './join/etcd-join.ts';
 export * from './join/control-plane-identity.ts';
 export * from './bootstrap/etcd.ts';
+export * from './bootstrap/etcd-snapshots.ts';
 export * from './preflight/images.ts';
 export * from './join/join-network.ts';
 export * from './join/join-service.ts';

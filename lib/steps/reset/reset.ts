@@ -13,7 +13,7 @@ import { KubeceptionError } from '../../errors.ts';
 import { RealFiles } from '../../host/files.ts';
 import { pollUntil } from '../../util/poll.ts';
 import { removalScript } from '../../reset/netfilter.ts';
-import { RECOVERY_UNIT } from '../../reset/owned.ts';
+import { RECOVERY_UNIT, SNAPSHOT_SERVICE, SNAPSHOT_TIMER } from '../../reset/owned.ts';
 import { OWNED_MANIFEST, parseOwnedManifest } from '../../host/owned-manifest.ts';
 import { chainOwnership, RESET_FACTS, RESET_JOURNAL, resetFacts } from '../../reset/ownership.ts';
 import { files, iptablesDumps, links, mounts, netns, nftTableIsOurs } from '../../reset/cluster-state.ts';
@@ -49,8 +49,8 @@ async function stopUnits(ctx: Context, units: string[]): Promise<StepOutcome> {
 /** `stop-kubelet`: the recovery watcher first (it would bring a static pod back), then the kubelet. */
 export const stopKubelet = (ctx: Context) => stopUnits(ctx, [RECOVERY_UNIT, ctx.config.distro.units.kubelet]);
 
-/** `stop-etcd`: stops and disables the etcd unit. */
-export const stopEtcd = (ctx: Context) => stopUnits(ctx, [ctx.config.distro.units.etcd]);
+/** `stop-etcd`: stops and disables the snapshot timer (and a snapshot running), then the etcd unit. */
+export const stopEtcd = (ctx: Context) => stopUnits(ctx, [SNAPSHOT_TIMER, SNAPSHOT_SERVICE, ctx.config.distro.units.etcd]);
 
 /**
  * `remove-containers`: every task and container in containerd's `k8s.io` namespace (the kubelet's),

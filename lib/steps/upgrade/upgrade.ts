@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { HostStateError, KubeceptionError, PreflightError } from '../../errors.ts';
 import { adminTls, cluster } from '../../k8s/apiserver.ts';
 import { apiserverUrls } from '../../k8s/endpoints.ts';
-import { etcdClientUrls, etcdPki } from '../../etcd/config.ts';
+import { saveEtcdSnapshot, snapshotTools } from '../../etcd/snapshot.ts';
 import { pollUntil } from '../../util/poll.ts';
 import { toYaml } from '../../util/yaml.ts';
 import { withoutServerFields } from '../../k8s/objects.ts';
@@ -119,19 +119,16 @@ export async function pruneBackups(files: HostFiles, dir: string, keep: string, 
 
 /**
  * `etcd-snapshot`: `etcdctl snapshot save` of the local member into the backup directory (0600),
- * with the healthcheck client certificate. Skipped when this upgrade's journal already has one.
+ * with the healthcheck client certificate (lib/etcd/snapshot.ts, shared with `kubeception etcd
+ * snapshot save`). Skipped when this upgrade's journal already has one.
  */
 export async function etcdSnapshot(ctx: UpgradeApplyContext): Promise<StepOutcome> {
   const j = journal(ctx);
   if (j.snapshot && (await ctx.files.exists(j.snapshot))) return { changed: false, detail: `snapshot taken earlier: ${j.snapshot}` };
-  const etcdctl = await ctx.sh.which('etcdctl');
-  if (!etcdctl) throw new HostStateError('etcdctl-missing', { what: 'etcdctl', why: 'it is not on PATH; the upgrade takes an etcd snapshot first', fix: 'install the distro package with etcdctl (Debian: etcd-client)' });
+  const { etcdctl } = await snapshotTools(ctx.sh, 'the upgrade takes an etcd snapshot first');
   const file = join(j.backupDir, 'etcd-snapshot.db');
   await ctx.files.mkdir(j.backupDir, 0o700);
-  const p = etcdPki(ctx.config);
-  await ctx.sh.exec([etcdctl, `--endpoints=${etcdClientUrls(ctx.config)[0]}`, `--cacert=${p.ca}`, `--cert=${p.healthcheckCert}`, `--key=${p.healthcheckKey}`, 'snapshot', 'save', `${file}.part`], { env: { ETCDCTL_API: '3' }, timeoutMs: 300_000 });
-  await ctx.sh.exec(['chmod', '0600', `${file}.part`]);
-  await ctx.sh.exec(['mv', `${file}.part`, file]);
+  await saveEtcdSnapshot(ctx, etcdctl, file);
   await writeJournal(ctx, { ...j, snapshot: file });
   const pruned = await pruneBackups(ctx.files, UPGRADE_DIR, j.backupDir);
   return { changed: true, detail: `etcd snapshot ${file}${pruned.length ? `; removed older backups ${pruned.join(', ')}` : ''}` };

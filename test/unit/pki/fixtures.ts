@@ -43,7 +43,7 @@ export function sampleConfig(over: Partial<ResolvedConfig> = {}): ResolvedConfig
     apiServer: { extraSANs: [], extraArgs: {} },
     controllerManager: { extraArgs: {} },
     scheduler: { extraArgs: {} },
-    etcd: { dataDir: '/var/lib/etcd/default', extraArgs: {} },
+    etcd: { dataDir: '/var/lib/etcd/default', extraArgs: {}, snapshots: { dir: '/var/lib/kubeception/snapshots', retention: 5, interval: '12h', intervalMs: 43_200_000, disabled: false, keyFile: '/etc/kubeception/snapshot.key' } },
     kubelet: { cgroupDriver: 'systemd', criSocket: 'unix:///run/containerd/containerd.sock', extraConfig: {} },
     ignorePreflightErrors: [],
     joinService: { image: 'localhost/kubeception:v0.1.0' },
