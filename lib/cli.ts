@@ -58,6 +58,8 @@ const ARGS = {
   'keep-etcd-data': { type: 'boolean' },
   'node-name': { type: 'string' },
   timeout: { type: 'string' },
+  wait: { type: 'string' },
+  verbose: { type: 'boolean' },
   kubeconfig: { type: 'string' },
   help: { type: 'boolean' },
   version: { type: 'boolean' },
@@ -134,6 +136,11 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       const [{ loadConfig }, { etcdCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/etcd.ts')]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await etcdCommand(args, config, io, redactor);
+    }
+    if (args.command === 'status') {
+      const [{ loadConfig }, { statusCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/status.ts')]);
+      const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
+      return await statusCommand(args, config, io);
     }
     if (args.command === 'token') {
       const [{ loadConfig }, { tokenCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/token.ts')]);

@@ -3,6 +3,11 @@
  * upgrade's task state can name the type without importing the upgrade's steps.
  */
 
+/** Where upgrades keep their journal and backups. */
+export const UPGRADE_DIR = '/var/lib/kubeception/upgrade';
+/** The journal file (JSON of {@link UpgradeJournal}). */
+export const JOURNAL = `${UPGRADE_DIR}/journal.json`;
+
 /** The journal of the upgrade in progress (or the last one). */
 export interface UpgradeJournal {
   from: string;

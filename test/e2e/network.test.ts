@@ -3,7 +3,8 @@
  * config and no hand-made pod routes (`cni: 'none'`), so every pod packet between nodes goes over the
  * flannel VXLAN kubeception installs; worker 2 joins through worker 1's NodePort. CoreDNS answers cluster names from a pod on a worker; a Service
  * backed by a pod on the other worker answers by name and ClusterIP from worker 1 and from the control
- * plane; re-running bootstrap changes no addon object and restarts no pod. A second cluster with
+ * plane; re-running bootstrap changes no addon object and restarts no pod; `kubeception status` is healthy,
+ * names the node whose kubelet is stopped, and is healthy again once it starts. A second cluster with
  * `networking.plugin: 'none'` bootstraps, says what is missing and has nothing of flannel.
  */
 import { after, before, describe, test } from 'node:test';
@@ -131,6 +132,51 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
     assert.deepEqual(await state(), before);
     assert.equal((await getJson(cp, 'deployment', '-n', 'kube-system', 'coredns')).metadata.annotations['example.com/owner'], 'dns-team');
     assert.equal((await getJson(cp, 'configmap', '-n', 'kube-system', 'kube-flannel-cfg')).metadata.labels['example.com/reviewed'], 'yes');
+  });
+
+  // Last in this cluster's tests: it stops a worker's kubelet.
+  test('status: healthy after bootstrap and joins; a stopped kubelet fails `nodes` by name; healthy again after it starts', async () => {
+    type Check = { name: string; state: string; detail: string; items?: string[]; ms: number };
+    const status = async (...args: string[]) => {
+      const t0 = Date.now();
+      const r = await kc(cp, ['status', '--output', 'json', ...args], { timeoutMs: 360_000 });
+      const doc = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { healthy: boolean; checks: Check[] };
+      return { code: r.code, doc, ms: Date.now() - t0, stderr: r.stderr, check: (n: string) => doc.checks.find((c) => c.name === n)! };
+    };
+    const ok = await status('--wait', '3m');
+    assert.equal(ok.code, 0, JSON.stringify(ok.doc.checks, null, 1));
+    assert.equal(ok.doc.healthy, true);
+    for (const name of ['etcd', 'apiservers', 'controller-manager-leader', 'scheduler-leader', 'nodes', 'pod-network', 'coredns', 'join-service', 'csr-approver', 'certificates', 'recovery', 'etcd-snapshots', 'upgrade'])
+      assert.ok(ok.check(name), `check ${name} reported`);
+    assert.match(ok.check('nodes').detail, /^3\/3 Ready/);
+    assert.match(ok.check('pod-network').detail, /flannel: 3\/3 nodes/);
+    assert.match(ok.check('coredns').detail, new RegExp(`→ ${kubernetesIP.replace(/\./g, '\\.')}$`));
+    const text = await kc(cp, ['status']);
+    assert.equal(text.code, 0, text.stdout);
+    console.log(`[time] status (healthy, 3 nodes): ${ok.ms} ms with --wait; checks: ${ok.doc.checks.map((c) => `${c.name} ${c.ms} ms`).join(', ')}`);
+
+    await w2.execOk(['systemctl', 'stop', 'kubelet']);
+    try {
+      // The node controller marks the Node NotReady after its grace period (≈ 40–50 s): poll until then.
+      const bad = await waitFor('status to fail on the stopped kubelet', 180_000, async () => {
+        const r = await status();
+        return r.code === 1 ? r : undefined;
+      });
+      assert.equal(bad.doc.healthy, false);
+      assert.equal(bad.check('nodes').state, 'fail');
+      assert.match(bad.check('nodes').detail, /NotReady: d8w2/);
+      assert.ok(bad.check('nodes').items?.some((i) => /^d8w2 .*NotReady/.test(i)), JSON.stringify(bad.check('nodes')));
+      assert.equal(bad.check('etcd').state, 'pass', 'only the node is named');
+      const t = await kc(cp, ['status']);
+      assert.equal(t.code, 1);
+      assert.match(t.stdout, /^FAIL nodes\s+1\/3 NotReady: d8w2$/m);
+      assert.match(t.stdout, /unhealthy: .*nodes/);
+    } finally {
+      await w2.execOk(['systemctl', 'start', 'kubelet']);
+    }
+    const again = await status('--wait', '3m');
+    assert.equal(again.code, 0, JSON.stringify(again.doc.checks.filter((c) => c.state === 'fail')));
+    assert.match(again.check('nodes').detail, /^3\/3 Ready/);
   });
 });
 

@@ -35,9 +35,10 @@ import type { HostFiles } from '../../host/files.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
 import type { UpgradeJournal } from '../../upgrade/journal.ts';
 
-/** Where upgrades keep their journal and backups. */
-export const UPGRADE_DIR = '/var/lib/kubeception/upgrade';
-export const JOURNAL = join(UPGRADE_DIR, 'journal.json');
+import { JOURNAL, UPGRADE_DIR } from '../../upgrade/journal.ts';
+
+/** Where upgrades keep their journal and backups (lib/upgrade/journal.ts). */
+export { JOURNAL, UPGRADE_DIR };
 /** Backup directories kept (the oldest beyond this are removed when a new upgrade starts). */
 export const KEEP_BACKUPS = 3;
 
