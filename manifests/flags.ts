@@ -129,6 +129,9 @@ export function apiServerFlags(config: ResolvedConfig, at: Locate, port: number,
     'requestheader-extra-headers-prefix': 'X-Remote-Extra-',
     'requestheader-group-headers': 'X-Remote-Group',
     'requestheader-username-headers': 'X-Remote-User',
+    // CIS 1.2.30: projected tokens expire when they say (about 1 h), not extended to a year for
+    // clients that never re-read them; client-go (and client-node's in-cluster config) re-read them.
+    'service-account-extend-token-expiration': 'false',
     'service-account-issuer': `https://kubernetes.default.svc.${config.networking.dnsDomain}`,
     'service-account-key-file': at('sa.pub'),
     'service-account-signing-key-file': at('sa.key'),

@@ -1,6 +1,7 @@
 /**
- * Hardening defaults of the control-plane flags (CIS Kubernetes Benchmark 1.2.15, 1.3.2, 1.4.1):
- * `--profiling=false` on every component and instance, and `extraArgs` may turn it back on.
+ * Hardening defaults of the control-plane flags (CIS Kubernetes Benchmark 1.2.15, 1.2.30, 1.3.2, 1.4.1):
+ * `--profiling=false` on every component and instance, service-account tokens not extended; `extraArgs` may
+ * turn each back on.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -23,4 +24,13 @@ test('extraArgs turn profiling back on, per component', () => {
   const base = sampleConfig();
   const config = { ...base, scheduler: { ...base.scheduler, extraArgs: { profiling: 'true' } } };
   for (const [c, i, flags] of all(config)) assert.ok(flags.includes(c === 'kube-scheduler' ? '--profiling=true' : '--profiling=false'), `${c} (${i})`);
+});
+
+test('service-account tokens are not extended past their expiry (CIS 1.2.30), on both apiservers; extraArgs may extend them', () => {
+  const apiservers = (c: ReturnType<typeof sampleConfig>) => all(c).filter(([c]) => c === 'kube-apiserver');
+  assert.equal(apiservers(sampleConfig()).length, 2);
+  for (const [, i, flags] of apiservers(sampleConfig())) assert.ok(flags.includes('--service-account-extend-token-expiration=false'), `${i}: ${flags.join(' ')}`);
+  const base = sampleConfig();
+  const config = { ...base, apiServer: { ...base.apiServer, extraArgs: { 'service-account-extend-token-expiration': 'true' } } };
+  for (const [, i, flags] of apiservers(config)) assert.ok(flags.includes('--service-account-extend-token-expiration=true') && !flags.includes('--service-account-extend-token-expiration=false'), i);
 });
