@@ -53,6 +53,17 @@ start=$SECONDS
 bash test/bed/build-k8s.sh
 echo "binaries ready in $((SECONDS - start)) s"
 
+# The upgrade chain's Kubernetes module sources (only the download, seconds): the version-pins test
+# (test/integration/addon-versions.test.ts, in `npm test`) reads kubeadm's constants of every version,
+# and the chain's builds run beside `npm test` in CI (.ci/run), too late for it on a cold cache.
+step "kubernetes module sources of the upgrade chain (for the version-pins test)"
+chain=$(sed -n 's/^K8S_UPGRADE_CHAIN="\${K8S_UPGRADE_CHAIN:-\([^}]*\)}"$/\1/p' test/bed/setup-upgrade.sh)
+[[ -n $chain ]] || { echo "no K8S_UPGRADE_CHAIN default in test/bed/setup-upgrade.sh" >&2; exit 1; }
+for v in $chain; do
+  (cd /tmp && GOMODCACHE="${GOMODCACHE:-${KUBECEPTION_CACHE:-/var/cache/kubeception}/go/mod}" GOTOOLCHAIN=local GOFLAGS=-mod=mod "${GO:-$(command -v go || echo /usr/local/go/bin/go)}" mod download "k8s.io/kubernetes@$v")
+done
+echo "k8s.io/kubernetes sources: $chain"
+
 step "etcd (the bed's default, over Debian's: test/bed/runtime.ts; cached)"
 start=$SECONDS
 bash test/bed/build-etcd.sh
