@@ -95,3 +95,6 @@ export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 
 /** The CSR approver's environment variable listing the apiserver's shared SANs (comma-separated), which no kubelet serving certificate may name. */
 export const RESERVED_SANS_ENV = 'KUBECEPTION_RESERVED_SANS';
+
+/** The sysctl.d file with the kernel tunables the kubelet checks (`protectKernelDefaults`, lib/steps/bootstrap/kernel-tunables.ts). */
+export const KUBELET_SYSCTL_FILE = '/etc/sysctl.d/90-kubeception-kubelet.conf';
