@@ -4,7 +4,8 @@
  * itself but refuses to start when one differs ("invalid kernel flag …"). kubeception therefore
  * writes them to a sysctl.d file (applied by systemd-sysctl at each boot, before the kubelet) and
  * sets any that differs now, before the kubelet starts; the `KernelTunables` preflight check says
- * which value cannot be set (a read-only `/proc/sys`, as in a container), before any host write.
+ * which value cannot be set (a read-only `/proc/sys`, as in a container), before any host write —
+ * with the option off too, since the kubelet then fails to set it itself.
  *
  * The values are the ones the kubelet itself would write without the option, so a node's kernel
  * ends up as it would today: `kernel.panic=10` (reboot 10 s after a panic), `kernel.panic_on_oops=1`,
@@ -61,13 +62,14 @@ export function renderKubeletSysctls(): string {
 }
 
 /**
- * `KernelTunables`: with `protectKernelDefaults`, every tunable that differs must be settable here.
- * Fails naming each value that is not, and how to fix it.
+ * `KernelTunables`: every tunable that differs must be settable here. Checked whatever
+ * `protectKernelDefaults` says: without it the kubelet sets them itself, and fails to start just the
+ * same when it cannot (its container manager returns the sysctl error). Fails naming each value that
+ * cannot be set, and how to fix it.
  */
 export const kernelTunablesCheck: Check = {
   id: 'KernelTunables',
   async run(ctx) {
-    if (!protectKernelDefaults(ctx.config)) return undefined;
     return tunablesFailure(await kernelTunableDiffs(ctx));
   },
 };
@@ -77,8 +79,8 @@ export function tunablesFailure(diffs: readonly TunableDiff[]): { message: strin
   const stuck = diffs.filter((d) => !d.writable);
   if (!stuck.length) return undefined;
   return {
-    message: `the kubelet (protectKernelDefaults: true) refuses to start while ${stuck.map((d) => `${d.key} is ${d.have} (it needs ${d.want})`).join(', ')}, and /proc/sys is read-only here (a container?)`,
-    fix: `set ${stuck.map((d) => `${d.key}=${d.want}`).join(' ')} where the kernel is owned (the machine or VM: a file in /etc/sysctl.d), or set kubelet.extraConfig.protectKernelDefaults: false to let the kubelet try to set them itself`,
+    message: `the kubelet does not start while ${stuck.map((d) => `${d.key} is ${d.have} (it needs ${d.want})`).join(', ')}, and /proc/sys is read-only here (a container?): neither kubeception nor the kubelet can set ${stuck.length > 1 ? 'them' : 'it'}`,
+    fix: `set ${stuck.map((d) => `${d.key}=${d.want}`).join(' ')} where the kernel is owned (the machine or VM: a file in /etc/sysctl.d), then run this again`,
   };
 }
 
