@@ -4,7 +4,7 @@
  * - bootstrap: klcp's kubelet serves with a certificate kubeception signed on the host before the
  *   kubelet started (no serving CSR of klcp exists), and both apiservers verify kubelet certificates
  *   (`--kubelet-certificate-authority`): `kubectl logs` works through the bootstrap apiserver of a
- *   bootstrap stopped before any CSR approver exists (`--only` up to wait-bootstrap-control-plane);
+ *   bootstrap stopped before any CSR approver exists (`--only` up to self-hosted-control-plane);
  * - the worker's join first stops at preflight (exit 2, host unchanged) while a kernel tunable the
  *   kubelet checks (`protectKernelDefaults`) differs and cannot be set; then it joins, its kubelet's
  *   serving CSR approved by kubeception's approver, and the join ends once the certificate is in place;
@@ -12,13 +12,14 @@
  *   verifies against the cluster CA, with the node's own SANs;
  * - `kubectl logs` and `kubectl exec` work for pods on both nodes;
  * - serving CSRs posted with the worker's own kubelet credential for a foreign SAN (the control plane's
- *   IP, a Service name, another node's name in the CN) are denied with a reason, no certificate issued.
+ *   IP, a Service name, a name its Node does not list) are denied with a reason, no certificate issued;
+ *   one in another node's name is refused by the apiserver itself (NodeRestriction).
  */
 import { after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
-import { TEST_IMAGE } from '../bed/addon-images.ts';
+import { addonImageArchives, ensureAddonImages, TEST_IMAGE } from '../bed/addon-images.ts';
 import { assertSameTree, kc, snapshot, writeConfig } from '../helpers/bed-cli.ts';
 import { ADMIN, apply, getJson, kubectl, pod, podsReady, sleep, timed, waitFor } from '../helpers/cluster.ts';
 
@@ -42,14 +43,22 @@ describe('kubelet serving certificates on the bed', { timeout: 1_800_000 }, () =
   before(async () => {
     [cp, w1] = (await Promise.all(['klcp', 'klw1'].map((name) => bootHost({ name, kubelet: true })))) as [Host, Host];
     await importKubeceptionImage(cp);
-    for (const h of [cp, w1]) await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
+    await ensureAddonImages();
+    const busybox = addonImageArchives().find((a) => a.endsWith('/bed-tools-busybox.tar'))!;
+    for (const h of [cp, w1]) {
+      await h.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', busybox], { timeoutMs: 300_000 });
+      await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
+    }
   });
   after(async () => {
     await Promise.all([cp, w1].map((h) => h?.destroy()));
   });
 
-  timed('bootstrap, stopped at the bootstrap control plane (no CSR approver yet): kubectl logs through the bootstrap apiserver, which verifies the kubelet', async () => {
-    const only = 'preflight,certs,kubeconfig,kubelet-config,bootstrap-control-plane,kubelet-start,etcd,wait-bootstrap-control-plane';
+  timed('bootstrap, stopped before the join service (no CSR approver yet): kubectl logs through the bootstrap apiserver, which verifies the kubelet', async () => {
+    // Up to the self-hosted objects: they bring kubeadm's kubeadm:cluster-admins binding, which the
+    // kubelet's webhook authorization needs for the apiserver's kubelet client (certs.ts); the join
+    // service and its CSR approver come later (join-service).
+    const only = 'preflight,certs,kubeconfig,kubelet-config,bootstrap-control-plane,kubelet-start,etcd,wait-bootstrap-control-plane,bootstrap-scheduler,self-hosted-control-plane';
     const r = await kc(cp, ['run', 'bootstrap', '--only', only, '--output', 'json'], { timeoutMs: 600_000 });
     assert.equal(r.code, 0, `partial bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
     const config = r.events.find((e) => e.event === 'step-done' && e.step === 'kubelet-config');
@@ -148,15 +157,23 @@ describe('kubelet serving certificates on the bed', { timeout: 1_800_000 }, () =
   timed("serving CSRs posted with the worker's own kubelet credential for a foreign SAN are denied with a reason, and no certificate is issued", async () => {
     const cred = '/var/lib/kubelet/pki/kubelet-client-current.pem';
     const asNode = ['kubectl', `--server=https://${cp.ip}:6443`, `--certificate-authority=${CA}`, `--client-certificate=${cred}`, `--client-key=${cred}`];
+    const post = async (name: string, subj: string, san: string) => {
+      const pem = await w1.execOk(['sh', '-c', `mkdir -p /root/attack && openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout /root/attack/${name}.key -subj "${subj}" -addext "subjectAltName=${san}" 2>/dev/null`]);
+      const csr = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: `attack-${name}` }, spec: { request: Buffer.from(pem).toString('base64'), signerName: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'server auth'] } };
+      return w1.exec([...asNode, 'create', '-f', '-'], { input: JSON.stringify(csr) });
+    };
+    // Another node's name in the CN: the apiserver's NodeRestriction admission refuses it before any approver.
+    const cn = await post('other-cn', '/O=system:nodes/CN=system:node:klcp', `DNS:klcp,IP:${cp.ip}`);
+    assert.notEqual(cn.code, 0);
+    assert.match(cn.stderr, /can only create a node CSR with CN=system:node:klw1/);
     const attempts: [string, string, string][] = [
       ['cp-ip', '/O=system:nodes/CN=system:node:klw1', `DNS:klw1,IP:${w1.ip},IP:${cp.ip}`],
       ['svc', '/O=system:nodes/CN=system:node:klw1', `DNS:klw1,IP:${w1.ip},DNS:kubernetes.default.svc`],
-      ['other-cn', '/O=system:nodes/CN=system:node:klcp', `DNS:klcp,IP:${cp.ip}`],
+      ['made-up', '/O=system:nodes/CN=system:node:klw1', 'DNS:klw1.example.com'],
     ];
     for (const [name, subj, san] of attempts) {
-      const pem = await w1.execOk(['sh', '-c', `mkdir -p /root/attack && openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout /root/attack/${name}.key -subj "${subj}" -addext "subjectAltName=${san}" 2>/dev/null`]);
-      const csr = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name: `attack-${name}` }, spec: { request: Buffer.from(pem).toString('base64'), signerName: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'server auth'] } };
-      await w1.execOk([...asNode, 'create', '-f', '-'], { input: JSON.stringify(csr) });
+      const r = await post(name, subj, san);
+      assert.equal(r.code, 0, `posting attack-${name} as the node: ${r.stderr}`);
     }
     for (const [name] of attempts) {
       const c = await waitFor(`a decision on attack-${name}`, 60_000, async () => {
