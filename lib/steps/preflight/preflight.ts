@@ -22,8 +22,8 @@ import { joinedControlPlane } from '../join/joined-control-plane.ts';
 import { containerRuntimeVersionCheck, etcdDataDirVersionCheck, etcdVersionCheck, kubernetesVersionSupportCheck } from './runtime-versions.ts';
 import type { Context } from '../../context.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
-
 import { kernelTunablesCheck } from '../bootstrap/kernel-tunables.ts';
+
 export type { Check, CheckFailure } from './preflight-check.ts';
 import type { Check, CheckFailure } from './preflight-check.ts';
 

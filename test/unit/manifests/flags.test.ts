@@ -24,10 +24,3 @@ test('extraArgs turn profiling back on, per component', () => {
   const config = { ...base, scheduler: { ...base.scheduler, extraArgs: { profiling: 'true' } } };
   for (const [c, i, flags] of all(config)) assert.ok(flags.includes(c === 'kube-scheduler' ? '--profiling=true' : '--profiling=false'), `${c} (${i})`);
 });
-
-test('both apiservers verify kubelet serving certificates against the cluster CA (CIS 1.2.5), unless serverTLSBootstrap is turned off', () => {
-  for (const i of ['bootstrap', 'self-hosted'] as const) assert.ok(apiServerFlags(sampleConfig(), at, 6443, i).includes('--kubelet-certificate-authority=/pki/ca.crt'), i);
-  const base = sampleConfig();
-  const off = { ...base, kubelet: { ...base.kubelet, extraConfig: { serverTLSBootstrap: false } } };
-  assert.ok(!apiServerFlags(off, at, 6443, 'self-hosted').some((f) => f.startsWith('--kubelet-certificate-authority')));
-});
