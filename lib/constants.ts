@@ -86,3 +86,15 @@ export const PENDING_DIR = '/var/lib/kubeception/pending';
  * @see https://kubernetes.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers
  */
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+
+/**
+ * Signer of kubelet serving certificates (`serverTLSBootstrap: true`): kubeception's approver approves
+ * a node's own request for its own addresses (lib/join/serving-csr.ts) and denies every other one.
+ */
+export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
+
+/** The CSR approver's environment variable listing the apiserver's shared SANs (comma-separated), which no kubelet serving certificate may name. */
+export const RESERVED_SANS_ENV = 'KUBECEPTION_RESERVED_SANS';
+
+/** The sysctl.d file with the kernel tunables the kubelet checks (`protectKernelDefaults`, lib/steps/bootstrap/kernel-tunables.ts). */
+export const KUBELET_SYSCTL_FILE = '/etc/sysctl.d/90-kubeception-kubelet.conf';

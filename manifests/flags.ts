@@ -12,6 +12,7 @@
  */
 import { ETCD_CLIENT_PORT } from '../lib/constants.ts';
 import { ConfigError } from '../lib/errors.ts';
+import { serverTLSBootstrap } from '../lib/config/kubelet-defaults.ts';
 import { url } from '../lib/net/cidr.ts';
 import type { ExtraArgs, ResolvedConfig } from '../lib/types.ts';
 
@@ -119,6 +120,8 @@ export function apiServerFlags(config: ResolvedConfig, at: Locate, port: number,
     'etcd-certfile': at('apiserver-etcd-client.crt'),
     'etcd-keyfile': at('apiserver-etcd-client.key'),
     'etcd-servers': url('https', '127.0.0.1', ETCD_CLIENT_PORT),
+    // CIS 1.2.5: kubelet serving certificates come from the cluster CA (serverTLSBootstrap), so verify them.
+    ...(serverTLSBootstrap(config) && { 'kubelet-certificate-authority': at('ca.crt') }),
     'kubelet-client-certificate': at('apiserver-kubelet-client.crt'),
     'kubelet-client-key': at('apiserver-kubelet-client.key'),
     'kubelet-preferred-address-types': 'InternalIP,Hostname,ExternalIP',

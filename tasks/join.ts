@@ -7,9 +7,9 @@
  * Copy to ./tasks/join.ts on a site to customise; nothing runs at import time.
  *
  * worker:        preflight → discovery → kubelet-config ‖ kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap →
- *                wait-node-network   (‖: at the same time — the task is concurrent)
+ *                wait-kubelet-serving-cert ‖ wait-node-network   (‖: at the same time — the task is concurrent)
  * control plane: preflight → discovery → control-plane-certs → certs → kubeconfig → etcd-join → kubelet-config ‖
- *                kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap → mark-control-plane → control-plane-spread →
+ *                kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap → wait-kubelet-serving-cert ‖ mark-control-plane → control-plane-spread →
  *                wait-local-apiserver → apiserver-recovery; etcd-join → etcd-snapshot-schedule
  */
 import { step, task, type Task } from 'kubeception/dsl';
@@ -26,15 +26,18 @@ import {
   kubeletClientCert,
   markJoinedControlPlane,
   networkWaitNotRequested,
+  noServingBootstrap,
   noCertsToFetch,
   NODE_NETWORK_TIMEOUT_MS,
   notControlPlaneCheck,
   notControlPlaneJoin,
   reconcileCerts,
   runPreflight,
+  SERVING_CERT_TIMEOUT_MS,
   spreadControllers,
   startKubelet,
   waitKubeletBootstrap,
+  waitKubeletServingCert,
   waitLocalApiserver,
   waitNodeNetwork,
   workerChecks,
@@ -69,6 +72,12 @@ export default task('join', [
     .run(kubeletClientCert),
   step('kubelet-start').needs('kubelet-config', 'kubelet-client-cert').title('kubelet-start: enable and start the kubelet').run(startKubelet),
   step('wait-kubelet-bootstrap').needs('kubelet-start').title('wait-kubelet-bootstrap: the kubelet runs with its client certificate').run(waitKubeletBootstrap),
+  step('wait-kubelet-serving-cert')
+    .needs('wait-kubelet-bootstrap')
+    .title("wait-kubelet-serving-cert: the kubelet serves with a certificate of the cluster CA (kubectl logs/exec work)")
+    .skipIf(noServingBootstrap)
+    .timeout(SERVING_CERT_TIMEOUT_MS + 10_000)
+    .run(waitKubeletServingCert),
   step('mark-control-plane').needs('wait-kubelet-bootstrap').title('mark-control-plane: label and taint the Node').skipIf(notControlPlaneJoin).run(markJoinedControlPlane),
   step('control-plane-spread')
     .needs('mark-control-plane')

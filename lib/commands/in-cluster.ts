@@ -5,6 +5,7 @@
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import { ExitCode, InputError } from '../errors.ts';
+import { RESERVED_SANS_ENV } from '../constants.ts';
 import type { CliIO } from '../cli-io.ts';
 
 type Args = Record<string, unknown>;
@@ -48,9 +49,9 @@ export async function serveJoinCommand(args: Args, io: IO): Promise<number> {
 
 /** `kubeception approve-csrs`: the CSR approver, in-cluster; runs until SIGTERM. */
 export async function approveCsrsCommand(io: IO): Promise<number> {
-  const { runApprover } = await import('../join/csr-approver.ts');
+  const [{ runApprover }, { parseReservedSans }] = await Promise.all([import('../join/csr-approver.ts'), import('../join/serving-csr.ts')]);
   const ac = new AbortController();
-  runApprover(stamp(io), 'in-cluster', ac.signal);
+  runApprover(stamp(io), 'in-cluster', ac.signal, parseReservedSans(process.env[RESERVED_SANS_ENV]));
   stamp(io)('CSR approver started');
   await untilSignal();
   ac.abort();

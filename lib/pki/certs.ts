@@ -82,6 +82,19 @@ export function apiServerAltNames(config: ResolvedConfig): AltNames {
 }
 
 /**
+ * The apiserver's SANs that are no node's own: {@link apiServerAltNames} without this node's name and
+ * `advertiseAddress` — the names and IPs a kubelet serving certificate may never carry (the CSR
+ * approver's `KUBECEPTION_RESERVED_SANS`, lib/join/serving-csr.ts). A `controlPlaneEndpoint` that is
+ * this node's own address stays this node's (no other Node may have it).
+ */
+export function apiServerSharedSans(config: ResolvedConfig): string[] {
+  const all = apiServerAltNames(config);
+  const mine = classifySANs([config.nodeName, config.localAPIEndpoint.advertiseAddress], 'nodeName/localAPIEndpoint.advertiseAddress');
+  const own = new Set([...mine.dnsNames, ...mine.ipAddresses]);
+  return [...all.dnsNames, ...all.ipAddresses].filter((s) => !own.has(s));
+}
+
+/**
  * SANs of `etcd/server` and `etcd/peer`: node name, `localhost`, `advertiseAddress`, `127.0.0.1`, `::1`.
  * @see kubernetes/cmd/kubeadm/app/util/pkiutil/pki_helpers.go (GetEtcdAltNames, GetEtcdPeerAltNames)
  */

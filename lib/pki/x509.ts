@@ -384,11 +384,19 @@ export async function createCsr(t: Pick<CertTemplate, 'commonName' | 'organizati
   }
 }
 
-/** Subject of a certificate request. */
+/** Subject and requested SANs of a certificate request (from its extensionRequest attribute). */
 export interface CsrSubject {
   commonName?: string;
   organizations: string[];
+  /** DNS SANs as requested (not lower-cased). */
+  dnsNames: string[];
+  /** IP SANs, normalised; an IP SAN that is neither 4 nor 16 bytes counts in `otherSans`. */
+  ipAddresses: string[];
+  /** Every other SAN (email, URI, directory name, other name, registered id), as `type:value`. */
+  otherSans: string[];
 }
+
+const OID_EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
 
 /** Loads the CSR parser ahead of the first {@link csrSubject} (a long-running approver: its first CSR, a joining node's, then waits for no module load). */
 export async function preloadCsrParser(): Promise<void> {
@@ -396,7 +404,8 @@ export async function preloadCsrParser(): Promise<void> {
 }
 
 /**
- * The subject of a PEM `CERTIFICATE REQUEST` (any key type: the kubelet's CSRs carry ECDSA P-256 keys).
+ * The subject and requested SANs of a PEM `CERTIFICATE REQUEST` (any key type: the kubelet's CSRs
+ * carry ECDSA P-256 keys). The signature is not checked (the apiserver did, on create).
  * @throws Error if the text is not one well-formed CSR.
  * @see https://www.rfc-editor.org/rfc/rfc2986
  */
@@ -405,11 +414,24 @@ export async function csrSubject(pem: string): Promise<CsrSubject> {
   if (!m) throw new Error('not a PEM certificate request');
   const [{ AsnConvert }, { CertificationRequest }] = await Promise.all([load(), import('@peculiar/asn1-csr').then(cjsExports)]);
   const csr = AsnConvert.parse(Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'), CertificationRequest);
-  const out: CsrSubject = { organizations: [] };
+  const out: CsrSubject = { organizations: [], dnsNames: [], ipAddresses: [], otherSans: [] };
   for (const rdn of csr.certificationRequestInfo.subject)
     for (const attr of rdn) {
       if (attr.type === OID_CN) out.commonName = attr.value.toString();
       if (attr.type === OID_O) out.organizations.push(attr.value.toString());
     }
+  const L = await load();
+  for (const attr of csr.certificationRequestInfo.attributes ?? []) {
+    if (attr.type !== OID_EXTENSION_REQUEST) continue;
+    for (const value of attr.values)
+      for (const e of AsnConvert.parse(value, L.ax.Extensions)) {
+        if (e.extnID !== L.ax.id_ce_subjectAltName) continue;
+        for (const n of AsnConvert.parse(e.extnValue, L.ax.SubjectAlternativeName)) {
+          if (n.dNSName !== undefined) out.dnsNames.push(n.dNSName);
+          else if (n.iPAddress !== undefined && isIP(n.iPAddress)) out.ipAddresses.push(normalizeIP(n.iPAddress));
+          else out.otherSans.push(n.rfc822Name !== undefined ? `email:${n.rfc822Name}` : n.uniformResourceIdentifier !== undefined ? `URI:${n.uniformResourceIdentifier}` : n.iPAddress !== undefined ? `IP:${n.iPAddress}` : `other:${Object.keys(n).join(',')}`);
+        }
+      }
+  }
   return out;
 }

@@ -7,7 +7,7 @@
  * @see kubernetes/cmd/kubeadm/app/cmd/phases/reset/cleanupnode.go (what kubeadm reset removes)
  */
 import { join } from 'node:path';
-import { KUBECONFIG, KUBELET_CONFIG, KUBELET_KUBECONFIG } from '../constants.ts';
+import { KUBECONFIG, KUBELET_CONFIG, KUBELET_KUBECONFIG, KUBELET_SYSCTL_FILE } from '../constants.ts';
 import { certSpecs, saKeyPairSpec } from '../pki/certs.ts';
 import { SNAPSHOT_SERVICE, SNAPSHOT_TIMER } from '../etcd/snapshot-schedule.ts';
 import type { ResolvedConfig } from '../types.ts';
@@ -52,6 +52,7 @@ export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
     join(p.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf'),
     join(p.systemdDir, RECOVERY_UNIT),
     join(p.systemdDir, SNAPSHOT_SERVICE), join(p.systemdDir, SNAPSHOT_TIMER),
+    KUBELET_SYSCTL_FILE,
   ];
   const trees = [
     join(p.secretsDir, 'recovery'),

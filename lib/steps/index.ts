@@ -30,6 +30,8 @@ export * from './join/join.ts';
 export * from './bootstrap/kubeconfig.ts';
 export * from './bootstrap/kubelet-client.ts';
 export * from './bootstrap/kubelet.ts';
+export * from './bootstrap/kubelet-serving.ts';
+export * from './bootstrap/kernel-tunables.ts';
 export * from './preflight/network-checks.ts';
 export * from './join/joined-control-plane.ts';
 export * from './preflight/preflight.ts';

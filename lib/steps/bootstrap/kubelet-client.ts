@@ -39,15 +39,26 @@ export async function readKubeletClient(ctx: Pick<Context, 'files' | 'config'>):
 }
 
 /** Writes a new store file and points the symlink at it, unless the current file already holds this pair. @returns true if changed. */
-export async function writeKubeletClient(ctx: Context<object, KubeletState>, certPem: string, keyPem: string, now = new Date()): Promise<boolean> {
-  const current = kubeletClientCurrent(ctx.config);
+export function writeKubeletClient(ctx: Context<object, KubeletState>, certPem: string, keyPem: string, now = new Date()): Promise<boolean> {
+  return writeKubeletStorePair(ctx, 'client', certPem, keyPem, now);
+}
+
+/**
+ * The kubelet's file store for `kind` (`client`: its client certificate; `server`: its serving
+ * certificate, lib/steps/bootstrap/kubelet-serving.ts): a new `kubelet-<kind>-<stamp>.pem` (0600) and
+ * the `kubelet-<kind>-current.pem` symlink to it, unless the current file holds this pair already.
+ * Sets `state.kubeletRestart` when it changed (the kubelet reads its store at start).
+ * @returns true if changed.
+ */
+export async function writeKubeletStorePair(ctx: Context<object, KubeletState>, kind: 'client' | 'server', certPem: string, keyPem: string, now = new Date()): Promise<boolean> {
+  const current = join(ctx.config.distro.paths.kubeletConfigDir, 'pki', `kubelet-${kind}-current.pem`);
   const pem = `${certPem}${keyPem}`;
   const now_ = splitPem((await ctx.files.read(current)) ?? '');
   // Compare the PEM blocks, not the bytes: line endings may differ between our writer and the kubelet's.
   const norm = (s?: string) => s?.replace(/\s+/g, '');
   if (norm(now_.certPem) === norm(certPem) && norm(now_.keyPem) === norm(keyPem)) return false;
   const stamp = now.toISOString().slice(0, 19).replace(/[T:]/g, '-');
-  const file = join(ctx.config.distro.paths.kubeletConfigDir, 'pki', `kubelet-client-${stamp}.pem`);
+  const file = join(ctx.config.distro.paths.kubeletConfigDir, 'pki', `kubelet-${kind}-${stamp}.pem`);
   await ctx.files.write(file, pem, { mode: 0o600, dirMode: 0o700 });
   await ctx.sh.exec(['ln', '-sfn', file, current]);
   ctx.state.kubeletRestart = true;

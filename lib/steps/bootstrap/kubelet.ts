@@ -3,7 +3,9 @@
  * which apiserver its kubeconfig names (bootstrap or final — the "pivot"), and starting it.
  *
  * Host effects: `<kubeletConfigDir>/config.yaml` (0600, CIS 4.1.9); `<systemdDir>/<kubelet unit>.d/20-kubeception.conf`
- * (0600, CIS 4.1.1) + daemon-reload; the kubelet kubeconfig's `server` rewritten (0600); the kubelet unit
+ * (0600, CIS 4.1.1) + daemon-reload; the kernel tunables' sysctl.d file (0644) and `sysctl -w` for any
+ * that differs (./kernel-tunables.ts); on a control-plane node the kubelet's serving certificate
+ * (./kubelet-serving.ts, 0600); the kubelet kubeconfig's `server` rewritten (0600); the kubelet unit
  * enabled and (re)started.
  * @see https://kubernetes.io/docs/reference/config-api/kubelet-config.v1beta1/
  */
@@ -23,6 +25,8 @@ import { crashPoint } from '../../engine/crash.ts';
 import { httpOk } from '../../net/probe.ts';
 import { kubeletCgroupDriver } from '../../host/cgroup-driver.ts';
 import { clearPending, isPending, writeThenPending, type PendingAction } from '../../host/pending.ts';
+import { ensureKernelTunables } from './kernel-tunables.ts';
+import { ensureKubeletServingCert } from './kubelet-serving.ts';
 
 /**
  * The KubeletConfiguration kubeception writes. `kubelet.extraConfig` fields override.
@@ -40,8 +44,11 @@ export function kubeletConfiguration(config: ResolvedConfig, host: { cgroupV1?: 
     clusterDomain: config.networking.dnsDomain,
     authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: join(config.certificatesDir, 'ca.crt') } },
     authorization: { mode: 'Webhook' },
+    // CIS defaults (docs/cis.md); each can be turned off in kubelet.extraConfig (docs/configuration.md).
     readOnlyPort: 0,
     rotateCertificates: true,
+    serverTLSBootstrap: true,
+    protectKernelDefaults: true,
     failSwapOn: false,
     ...(host.cgroupV1 && { failCgroupV1: false }),
     ...config.kubelet.extraConfig,
@@ -68,6 +75,9 @@ export function renderKubeletDropIn(config: ResolvedConfig, kubeletBin: string, 
   const dir = config.distro.paths.kubeletConfigDir;
   const args = [
     `--config=${join(dir, KUBELET_CONFIG)}`,
+    // The certificate store kubeception writes (kubelet-client-current.pem, kubelet-server-current.pem); the
+    // kubelet's default, /var/lib/kubelet/pki, is another directory when kubeletConfigDir is (kubic).
+    `--cert-dir=${join(dir, 'pki')}`,
     ...(opts.bootstrap ? [`--bootstrap-kubeconfig=${bootstrapKubeletKubeconfig(config)}`] : []),
     `--kubeconfig=${kubeconfigPaths(config).kubelet}`,
     `--hostname-override=${config.nodeName}`,
@@ -150,6 +160,9 @@ export async function writeKubeletFiles(ctx: Context<object, KubeletState>, opts
   const cgroupV1 = !(await files.exists('/sys/fs/cgroup/cgroup.controllers'));
   if (cgroupV1 && config.kubelet.extraConfig?.failCgroupV1 === undefined)
     ctx.log.warn('this host uses cgroup v1, which Kubernetes deprecated: the kubelet config sets failCgroupV1: false (a v1.35+ kubelet refuses cgroup v1 otherwise); plan a move to cgroup v2');
+  changed.push(...(await ensureKernelTunables(ctx)));
+  // Before the kubelet (re)starts: with serverTLSBootstrap it serves only with a certificate of its store.
+  changed.push(...(await ensureKubeletServingCert(ctx)));
   const kc = kubeletConfiguration({ ...config, kubelet: { ...config.kubelet, cgroupDriver } }, { cgroupV1 });
   if (await writeThenPending(ctx, join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kc), { mode: 0o600 }, [restart])) changed.push('config.yaml');
   crashPoint('config-written');

@@ -24,6 +24,7 @@ import { holdControlPlaneNames, NODE_IDENTITIES, readIdentities } from '../../jo
 import { bootstrapTokenRbac, REMOVED_BOOTSTRAP_BINDINGS } from '../../../manifests/bootstrap-token-rbac.ts';
 import { joinServiceObjects, JOIN_SERVICE_NAME, LEGACY_TOKEN_READER_ROLE } from '../../../manifests/join-service.ts';
 import { csrApproverObjects, CSR_APPROVER_NAME } from '../../../manifests/csr-approver.ts';
+import { apiServerSharedSans } from '../../pki/certs.ts';
 import type { Context } from '../../context.ts';
 import type { BootstrapTokenState } from '../contexts.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
@@ -77,7 +78,7 @@ export async function ensureJoinService(ctx: Context): Promise<StepOutcome> {
   const tls = await reconcileTransportCert({ certPem, keyPem }, caPem ?? '');
   const wrote = [await files.write(keyPath, tls.keyPem, { mode: 0o600 }), await files.write(certPath, tls.certPem, { mode: 0o644 })].some(Boolean);
   const api = await cluster(ctx, await activeApiserver(ctx));
-  const changed = await api.apply([...joinServiceObjects(config, { image: config.joinService.image, tls: { certPem: tls.certPem, keyPem: tls.keyPem } }), ...csrApproverObjects(config.joinService.image, config.localAPIEndpoint.bindPort)]);
+  const changed = await api.apply([...joinServiceObjects(config, { image: config.joinService.image, tls: { certPem: tls.certPem, keyPem: tls.keyPem } }), ...csrApproverObjects(config.joinService.image, config.localAPIEndpoint.bindPort, apiServerSharedSans(config))]);
   for (const kind of ['RoleBinding', 'Role'])
     if (await api.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name: LEGACY_TOKEN_READER_ROLE, namespace: 'kube-system' } })) changed.push(`deleted ${kind}/${LEGACY_TOKEN_READER_ROLE}`);
   for (const ref of changed) ctx.log.info(`applied ${ref}`);

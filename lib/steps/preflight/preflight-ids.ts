@@ -28,7 +28,7 @@ export function checkIgnoreIds(ids: Iterable<string>, checks: readonly Pick<Chec
  * bootstrap and join; test/unit/steps/preflight-ignore.test.ts keeps this list in step with the checks.
  */
 export const SHIPPED_CHECK_IDS: readonly RegExp[] = [
-  /^(IsPrivilegedUser|KubeconfigReadable|CgroupDriver|KubeletVersion|KubernetesVersion|ImagePull|Certificates|ResolvConf|CNIConfigOrder|NotControlPlane|EtcdVersion|EtcdDataDirVersion|ContainerRuntimeVersion|KubernetesVersionSupport)$/,
+  /^(IsPrivilegedUser|KubeconfigReadable|CgroupDriver|KubeletVersion|KubernetesVersion|ImagePull|Certificates|ResolvConf|CNIConfigOrder|NotControlPlane|EtcdVersion|EtcdDataDirVersion|ContainerRuntimeVersion|KubernetesVersionSupport|KernelTunables)$/,
   /^Port-\d+$/,
   /^FileExisting-(etcd|kubelet|kubectl)$/,
   /^Service-(etcd|kubelet|container-runtime)$/,

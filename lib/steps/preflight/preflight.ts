@@ -22,6 +22,7 @@ import { joinedControlPlane } from '../join/joined-control-plane.ts';
 import { containerRuntimeVersionCheck, etcdDataDirVersionCheck, etcdVersionCheck, kubernetesVersionSupportCheck } from './runtime-versions.ts';
 import type { Context } from '../../context.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
+import { kernelTunablesCheck } from '../bootstrap/kernel-tunables.ts';
 
 export type { Check, CheckFailure } from './preflight-check.ts';
 import type { Check, CheckFailure } from './preflight-check.ts';
@@ -102,8 +103,8 @@ const kubeconfigsReadable: Check = {
 /** The kubelet's cgroup driver, when set in the config, must be the container runtime's (read from its config on this node). */
 const cgroupDriverCheck: Check = { id: 'CgroupDriver', run: (ctx) => cgroupDriverMismatch(ctx) };
 
-/** Checks for a worker: root, the kubelet binary and unit, the runtime's version, the kubelet's port. */
-export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, containerRuntimeVersionCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
+/** Checks for a worker: root, the kubelet binary and unit, the kernel tunables, the runtime's version, the kubelet's port. */
+export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, kernelTunablesCheck, containerRuntimeVersionCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
 
 /**
  * `ControlPlaneEndpoint` (bootstrap): never a second bootstrap control plane against a running
@@ -139,6 +140,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   ...portChecks(ctx),
   kubeconfigsReadable,
   cgroupDriverCheck,
+  kernelTunablesCheck,
   kubeletVersionCheck,
   kubernetesVersionCheck,
   kubernetesVersionSupportCheck,

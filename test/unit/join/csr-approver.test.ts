@@ -36,7 +36,7 @@ describe('CSR approver decide()', () => {
   });
 
   test('leaves alone other signers, non-bootstrap requesters (renewals) and decided CSRs', async () => {
-    assert.equal(await decide(csr(good, { signerName: 'kubernetes.io/kubelet-serving' })), undefined);
+    assert.equal(await decide(csr(good, { signerName: 'example.com/other' })), undefined);
     assert.equal(await decide(csr(good, { username: 'system:node:new1' })), undefined);
     assert.equal(await decide({ ...csr(good), status: { conditions: [{ type: 'Denied' }] } }), undefined);
   });

@@ -76,14 +76,14 @@ describe('joinServiceObjects', () => {
 });
 
 describe('csrApproverObjects', () => {
-  const objs = csrApproverObjects('img:1', 6443);
-  it('may read CSRs, get Nodes, approve only for the kubelet client signer, get/update only the identity record; no Secret; no port', () => {
+  const objs = csrApproverObjects('img:1', 6443, ['kubernetes.default.svc', '10.96.0.1']);
+  it('may read CSRs, get and list Nodes, approve only for the kubelet client and serving signers, get/update only the identity record; no Secret; no port', () => {
     const role = get<V1ClusterRole>(objs as never, 'ClusterRole', 'kubeception:csr-approver');
     assert.deepEqual(role.rules, [
       { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
-      { apiGroups: ['certificates.k8s.io'], resources: ['signers'], verbs: ['approve'], resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet'] },
-      { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+      { apiGroups: ['certificates.k8s.io'], resources: ['signers'], verbs: ['approve'], resourceNames: ['kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving'] },
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] },
     ]);
     assert.deepEqual(get<V1Role>(objs as never, 'Role', 'kubeception:csr-approver', 'kube-system').rules, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'update'], resourceNames: ['kubeception-node-identities'] }]);
     assert.ok(!JSON.stringify(objs).includes('secrets'));
@@ -98,7 +98,8 @@ describe('csrApproverObjects', () => {
     ];
     for (const name of ['kubeception-csr-approver', 'kubeception-join']) {
       const d = get<V1Deployment>([...objs, ...joinServiceObjects(sampleConfig(), { image: 'img:1', tls: { certPem: '-----BEGIN C', keyPem: '-----BEGIN K' } })] as never, 'Deployment', name);
-      assert.deepEqual(d.spec!.template.spec!.containers[0]!.env, want, name);
+      const reserved = name === 'kubeception-csr-approver' ? [{ name: 'KUBECEPTION_RESERVED_SANS', value: 'kubernetes.default.svc,10.96.0.1' }] : [];
+      assert.deepEqual(d.spec!.template.spec!.containers[0]!.env, [...want, ...reserved], name);
     }
   });
 });
