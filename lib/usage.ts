@@ -32,6 +32,10 @@ export const USAGE = `usage:
   kubeception etcd snapshot save|list [--output json]  (on a control-plane node) a verified snapshot of etcd
                                                and the shared PKI (encrypted) in etcd.snapshots.dir; list them
   kubeception etcd snapshot verify|delete NAME [--output json]   hashes and a test restore; remove one
+  kubeception etcd restore NAME [--force] [--dry-run] [--output json]
+                                               (single control-plane node) etcd and the control plane back
+                                               from a snapshot; the old data dir is kept; --force: over a
+                                               cluster that still serves
   kubeception upgrade plan [vX.Y.Z] [--output json]   versions now and after, and the version-skew checks
   kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
   kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro
