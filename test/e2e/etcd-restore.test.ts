@@ -101,8 +101,28 @@ describe('kubeception etcd restore', { timeout: 2_400_000 }, () => {
     assert.deepEqual(await configmaps(), ['after-b', 'before-a', 'between-a-and-b']);
   });
 
+  timed('a key on the host that differs from the snapshot\'s: refused even with --force (exit 2, restore-pki-differs), nothing changed', async () => {
+    const pub = '/etc/kubernetes/pki/sa.pub';
+    await cp.execOk(['sh', '-c', `cp -p ${pub} /root/sa.pub.orig && openssl genrsa 2048 2>/dev/null | openssl rsa -pubout > ${pub} 2>/dev/null`]);
+    try {
+      const [tree, running] = [await snapshot(cp, TREE), await live()];
+      const r = await restore(names.B, '--force');
+      assert.equal(r.code, 2, `${r.stderr}\n${r.stdout.slice(-2000)}`);
+      assert.equal(errorOf(r), 'restore-pki-differs');
+      assert.match(r.stderr, /sa\.pub/);
+      assertSameTree(tree, await snapshot(cp, TREE), 'restore refused for other keys');
+      assert.equal(await live(), running);
+    } finally {
+      await cp.execOk(['cp', '-p', '/root/sa.pub.orig', pub]);
+    }
+  });
+
   timed('etcd data dir deleted → etcd restore B: the API serves B, both Nodes Ready, self-hosted plane and watcher as before; RTO', async () => {
     const t0 = Date.now();
+    // A lost host's part, too: two shared keys gone; the restore writes them back from pki.enc.
+    const keys = ['/etc/kubernetes/pki/sa.key', '/etc/kubernetes/pki/front-proxy-ca.key'];
+    const sums = await cp.execOk(['sha256sum', ...keys]);
+    await cp.execOk(['rm', ...keys]);
     await cp.execOk(['sh', '-c', `systemctl stop etcd && rm -rf ${dataDir}`]);
     // As an operator finds it: the API no longer ready (its etcd check fails within seconds).
     await waitFor('the API stops serving', 60_000, async () => ((await cp.exec(['kubectl', '--kubeconfig=/etc/kubernetes/admin.conf', 'get', '--raw', '/readyz'], { timeoutMs: 10_000 })).code !== 0 ? true : undefined));
@@ -123,6 +143,8 @@ describe('kubeception etcd restore', { timeout: 2_400_000 }, () => {
     assert.deepEqual((await cp.execOk(['ls', MANIFESTS])).split('\n').filter((f) => f.startsWith('bootstrap-') || f.startsWith('recovery-')), []);
     assert.equal((await cp.execOk(['systemctl', 'is-active', 'kubeception-recovery'])).trim(), 'active');
     assert.equal(await cp.exists('/etc/kubernetes/recovery/recovery-kube-apiserver.yaml'), true);
+    assert.equal(await cp.execOk(['sha256sum', ...keys]), sums, 'the shared keys restored from the snapshot, byte for byte');
+    assert.equal((await cp.execOk(['stat', '-c', '%a', ...keys])).trim(), '600\n600');
     const marker = JSON.parse(await cp.readFile(`${dataDir}/kubeception-owner.json`));
     assert.equal(marker.restoredFrom, names.B);
     assert.equal((await cp.execOk(['stat', '-c', '%U %a', dataDir])).trim(), 'etcd 700');
