@@ -137,10 +137,13 @@ describe('kubeception etcd restore', { timeout: 2_400_000 }, () => {
     await waitFor('both Nodes Ready again', 180_000, nodesReady, () => kubectl(cp, 'get', 'nodes', '-o', 'wide'));
     const readyMs = Date.now() - t0;
     // The self-hosted control plane serves alone, as before: its DaemonSet and Deployments, no bootstrap or recovery static pod, the watcher running.
-    const pods = (await getJson(cp, 'pods', '-n', 'kube-system', '-l', 'tier=control-plane')).items as any[];
-    for (const c of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'])
-      assert.ok(pods.some((p) => p.metadata.labels.component === c && ['DaemonSet', 'ReplicaSet'].includes(p.metadata.ownerReferences?.[0]?.kind) && p.status.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True')), `self-hosted ${c} Ready: ${pods.map((p) => p.metadata.name).join(', ')}`);
-    assert.deepEqual((await cp.execOk(['ls', MANIFESTS])).split('\n').filter((f) => f.startsWith('bootstrap-') || f.startsWith('recovery-')), []);
+    const selfHosted = async () => {
+      const pods = (await getJson(cp, 'pods', '-n', 'kube-system', '-l', 'tier=control-plane')).items as any[];
+      const ready = (c: string) => pods.some((p) => p.metadata.labels.component === c && ['DaemonSet', 'ReplicaSet'].includes(p.metadata.ownerReferences?.[0]?.kind) && p.status.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True'));
+      const staticPods = (await cp.execOk(['ls', MANIFESTS])).split('\n').filter((f) => f.startsWith('bootstrap-') || f.startsWith('recovery-'));
+      return ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].every(ready) && staticPods.length === 0 ? true : undefined;
+    };
+    await waitFor('the self-hosted control plane Ready, no bootstrap or recovery static pod', 120_000, selfHosted, async () => `${await kubectl(cp, '-n', 'kube-system', 'get', 'pods', '-o', 'wide')}\n${await cp.execOk(['ls', MANIFESTS])}`);
     assert.equal((await cp.execOk(['systemctl', 'is-active', 'kubeception-recovery'])).trim(), 'active');
     assert.equal(await cp.exists('/etc/kubernetes/recovery/recovery-kube-apiserver.yaml'), true);
     assert.equal(await cp.execOk(['sha256sum', ...keys]), sums, 'the shared keys restored from the snapshot, byte for byte');
