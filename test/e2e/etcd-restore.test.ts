@@ -101,6 +101,16 @@ describe('kubeception etcd restore', { timeout: 2_400_000 }, () => {
     assert.deepEqual(await configmaps(), ['after-b', 'before-a', 'between-a-and-b']);
   });
 
+  timed('restore --force --dry-run over the serving cluster: the plan runs, nothing changes', async () => {
+    const [tree, running] = [await snapshot(cp, TREE), await live()];
+    const r = await restore(names.B, '--force', '--dry-run');
+    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.split('\n').slice(-20).join('\n')}`);
+    assert.ok(r.events.some((e) => e.event === 'step-done' && e.step === 'restore-data-dir'), 'the restore of the data dir is planned');
+    assertSameTree(tree, await snapshot(cp, TREE), 'restore --dry-run');
+    assert.equal(await live(), running);
+    assert.deepEqual(await configmaps(), ['after-b', 'before-a', 'between-a-and-b']);
+  });
+
   timed('a key on the host that differs from the snapshot\'s: refused even with --force (exit 2, restore-pki-differs), nothing changed', async () => {
     const pub = '/etc/kubernetes/pki/sa.pub';
     await cp.execOk(['sh', '-c', `cp -p ${pub} /root/sa.pub.orig && openssl genrsa 2048 2>/dev/null | openssl rsa -pubout > ${pub} 2>/dev/null`]);
