@@ -53,7 +53,7 @@ async function runningControlPlane(ctx: Context): Promise<string[]> {
  * would restart pods), then SIGKILL to every control-plane container — no kube-apiserver may keep a
  * cache of the old data or write to the restored one — the active recovery manifest removed (its
  * last-known-good copy stays), and etcd stopped (and a snapshot being taken). Units stay enabled.
- * @throws TimeoutError-like KubeceptionError `restore-stop` when a container still runs after 30 s.
+ * @throws KubeceptionError `restore-stop` (exit 1) when a control-plane container still runs 30 s after SIGKILL.
  */
 export async function stopControlPlane(ctx: RestoreContext): Promise<StepOutcome> {
   const changed: string[] = [];
