@@ -113,3 +113,18 @@ export interface RestoreFacts {
   /** Set by `restore-done`: start → the self-hosted kube-apiserver serving the restored data, in ms. */
   rtoMs?: number;
 }
+
+/**
+ * How the config's Kubernetes version relates to the one a snapshot was taken at (`vX.Y.Z`): a
+ * restore applies the self-hosted control plane at the config's version to the snapshot's objects, so
+ * an older minor would read objects a newer apiserver stored (a downgrade, which Kubernetes does not
+ * support). @returns `same`, `differs` (a newer minor, or another patch), `older`, or
+ * `unknown` when either is not a version.
+ */
+export function versionAgainstSnapshot(snapshotVersion: string, configVersion: string): 'same' | 'differs' | 'older' | 'unknown' {
+  const parse = (v: string) => /^v(\d+)\.(\d+)\.(\d+)$/.exec(v)?.slice(1).map(Number);
+  const [s, c] = [parse(snapshotVersion), parse(configVersion)];
+  if (!s || !c) return 'unknown';
+  if (snapshotVersion === configVersion) return 'same';
+  return c[0]! < s[0]! || (c[0] === s[0] && c[1]! < s[1]!) ? 'older' : 'differs';
+}

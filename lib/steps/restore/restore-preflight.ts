@@ -3,8 +3,9 @@
  * that can refuse the restore, before anything on the host changes — the snapshot as `verify` checks
  * it (metadata, sha256 of each part, the PKI part opened with the key, a test restore), a cluster
  * that still serves (refused without `--force`), more than one etcd member (an HA restore is not
- * this command's), shared keys on the host that differ from the snapshot's, an unsafe data dir path
- * or an etcd environment file kubeception did not write.
+ * this command's), shared keys on the host that differ from the snapshot's, a config whose Kubernetes
+ * minor is older than the snapshot's, an unsafe data dir path or an etcd environment file kubeception
+ * did not write.
  *
  * Host effects: none but the test restore's (a scratch directory in `etcd.snapshots.dir` and a
  * throw-away etcd on loopback, both gone when it returns); `snapshot.json` is not rewritten. Under
@@ -18,7 +19,7 @@ import { etcdClientUrls } from '../../etcd/config.ts';
 import { probeEtcd } from '../../etcd/health.ts';
 import { listMembers } from '../../etcd/members.ts';
 import { checkDataDirPath } from '../../etcd/ownership.ts';
-import { pkiPlan, servingParts, supportsBumpRevision, type RestoreFacts } from '../../etcd/restore-plan.ts';
+import { pkiPlan, servingParts, supportsBumpRevision, versionAgainstSnapshot, type RestoreFacts } from '../../etcd/restore-plan.ts';
 import { probeApiserver } from '../../k8s/apiserver.ts';
 import { foreignEtcdEnvironment, healthcheckTls } from '../bootstrap/etcd.ts';
 import type { RestoreContext } from '../contexts.ts';
@@ -83,7 +84,7 @@ async function pkiToRestore(ctx: RestoreContext, s: OpenedSnapshot): Promise<str
 /**
  * The `restore-preflight` step.
  * @throws InputError `usage` (no snapshot named), `snapshot-unknown`; SnapshotError `snapshot-*`;
- *   HostStateError `cluster-serving`, `etcd-restore-ha`, `restore-pki-differs`, `etcd-data-dir-*`,
+ *   HostStateError `restore-version-skew`, `cluster-serving`, `etcd-restore-ha`, `restore-pki-differs`, `etcd-data-dir-*`,
  *   `etcd-config-foreign`, `etcdctl-missing` — all exit 2 with nothing changed.
  */
 export async function restorePreflight(ctx: RestoreContext): Promise<StepOutcome> {
@@ -92,6 +93,14 @@ export async function restorePreflight(ctx: RestoreContext): Promise<StepOutcome
   if (!name) throw new InputError('usage', { what: 'etcd-restore', why: 'no snapshot was named', fix: 'run `kubeception etcd restore NAME` (`kubeception etcd snapshot list` shows the names)' });
   const h = { config: ctx.config, files: ctx.files, sh: ctx.sh, signal: ctx.signal };
   const s = await openSnapshot(h, name);
+  const skew = versionAgainstSnapshot(s.meta.kubernetesVersion, ctx.config.kubernetesVersion);
+  if (skew === 'older')
+    throw new HostStateError('restore-version-skew', {
+      what: `kubernetesVersion ${ctx.config.kubernetesVersion}`,
+      why: `snapshot ${name} was taken at ${s.meta.kubernetesVersion}: an older kube-apiserver would serve objects a newer one stored (a downgrade, which Kubernetes does not support)`,
+      fix: `set kubernetesVersion: '${s.meta.kubernetesVersion}' in the config for the restore (upgrade later with \`kubeception upgrade apply\`)`,
+    });
+  if (skew === 'differs') ctx.log.warn(`the snapshot was taken at ${s.meta.kubernetesVersion}; the control plane comes back at ${ctx.config.kubernetesVersion}`);
   await refuseLiveCluster(ctx, s);
   const pkiMissing = await pkiToRestore(ctx, s);
   const unsafe = await checkDataDirPath(ctx.config.etcd.dataDir, ctx.config.distro.etcdUser);

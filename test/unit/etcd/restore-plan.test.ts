@@ -1,7 +1,7 @@
 /** The pure parts of `etcd restore`: the etcdutl command line, the aside name, the PKI plan, the serving check, and the summary. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { asideName, BUMP_REVISION, pkiPlan, restoreArgv, restoreClusterToken, servingParts, supportsBumpRevision } from '../../../lib/etcd/restore-plan.ts';
+import { asideName, BUMP_REVISION, pkiPlan, restoreArgv, restoreClusterToken, servingParts, supportsBumpRevision, versionAgainstSnapshot } from '../../../lib/etcd/restore-plan.ts';
 import { renderSummary, resultEvent, type SummaryInput } from '../../../lib/summary.ts';
 import type { SnapshotTools } from '../../../lib/etcd/snapshot.ts';
 
@@ -47,6 +47,15 @@ test('serving: a restore goes ahead only when neither etcd nor the apiserver ser
   assert.equal(servingParts({ etcd: undefined, apiserver: 'HTTP 500' }), 'the local etcd member answers healthy');
   assert.equal(servingParts({ etcd: 'no leader', apiserver: undefined }), 'the kube-apiserver answers /readyz');
   assert.equal(servingParts({ etcd: undefined, apiserver: undefined }), 'the local etcd member answers healthy and the kube-apiserver answers /readyz');
+});
+
+test('version against the snapshot\'s: an older minor is a downgrade; a newer minor or another patch differs', () => {
+  assert.equal(versionAgainstSnapshot('v1.37.2', 'v1.37.2'), 'same');
+  assert.equal(versionAgainstSnapshot('v1.37.2', 'v1.36.9'), 'older');
+  assert.equal(versionAgainstSnapshot('v1.37.2', 'v0.38.0'), 'older');
+  assert.equal(versionAgainstSnapshot('v1.36.3', 'v1.37.2'), 'differs');
+  assert.equal(versionAgainstSnapshot('v1.37.2', 'v1.37.1'), 'differs', 'a patch back within the minor is supported');
+  assert.equal(versionAgainstSnapshot('1.37', 'v1.37.2'), 'unknown');
 });
 
 const restoreRun = (over: Partial<SummaryInput> = {}): SummaryInput => ({
