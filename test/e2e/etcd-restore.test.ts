@@ -4,8 +4,9 @@
  * by restore, and a restore over the serving cluster without --force — each exit 2 with nothing on the
  * host changed; then etcd's data dir is deleted and `etcd restore B` brings the API back with B's
  * objects (and not the later ones), both Nodes Ready, the self-hosted control plane and the recovery
- * watcher as before; the RTO is printed. Last, `--force` over the restored cluster keeps the data dir
- * it replaces (moved aside). One cluster for the file.
+ * watcher as before; the RTO is printed. Then `--force` over the restored cluster keeps the data dir
+ * it replaces (moved aside); last, a lost host (`reset`: PKI, kubeconfigs, units and etcd data gone,
+ * the snapshots and their key kept) comes back from B with the snapshot's keys. One cluster for the file.
  */
 import { after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -179,5 +180,24 @@ describe('kubeception etcd restore', { timeout: 2_400_000 }, () => {
     assert.equal(JSON.parse(await cp.readFile(`${aside}/kubeception-owner.json`)).restoredFrom, names.B);
     await waitFor('both Nodes Ready again', 180_000, nodesReady);
     console.log(`[etcd-restore] --force over a serving cluster: RTO ${secs(r.events.find((e) => e.event === 'result').restore.rtoMs)}`);
+  });
+
+  timed('a lost host: after reset (PKI, kubeconfigs, units, etcd data gone; snapshots and key kept), etcd restore B brings it back with the snapshot\'s keys', async () => {
+    const shared = ['ca.crt', 'ca.key', 'sa.key', 'sa.pub', 'front-proxy-ca.crt', 'front-proxy-ca.key', 'etcd/ca.crt', 'etcd/ca.key'].map((f) => `/etc/kubernetes/pki/${f}`);
+    const sums = await cp.execOk(['sha256sum', ...shared]);
+    const reset = await kc(cp, ['reset', '--force'], { timeoutMs: 600_000 });
+    assert.equal(reset.code, 0, `${reset.stderr}\n${reset.stdout.slice(-2000)}`);
+    assert.equal(await cp.exists('/etc/kubernetes/pki/ca.key'), false);
+    const r = await restore(names.B);
+    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.split('\n').slice(-30).join('\n')}`);
+    const result = r.events.find((e) => e.event === 'result');
+    assert.match(r.events.find((e) => e.event === 'step-done' && e.step === 'restore-pki').detail, /ca\.key/);
+    assert.equal(await cp.execOk(['sha256sum', ...shared]), sums, 'every shared key back from the snapshot, byte for byte');
+    assert.deepEqual(await waitFor('the API serves', 60_000, configmaps), ['before-a', 'between-a-and-b']);
+    await waitFor('both Nodes Ready again', 180_000, nodesReady, () => kubectl(cp, 'get', 'nodes', '-o', 'wide'));
+    assert.equal((await cp.execOk(['systemctl', 'is-active', 'kubeception-recovery', 'kubeception-etcd-snapshot.timer'])).trim(), 'active\nactive');
+    assert.equal(await cp.exists('/etc/kubernetes/recovery/recovery-kube-apiserver.yaml'), true);
+    console.log(`[etcd-restore] lost host (after reset): RTO ${secs(result.restore.rtoMs)}`);
+    for (const e of r.events.filter((x) => x.event === 'step-done')) console.log(`  ${e.step.padEnd(32)} ${secs(e.durationMs).padStart(7)}  ${e.detail ?? ''}`.slice(0, 220));
   });
 });
