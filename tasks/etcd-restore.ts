@@ -14,7 +14,7 @@
  */
 import { step, task, type Task } from 'kubeception/dsl';
 import {
-  applySelfHostedControlPlane,
+  applyRestoredControlPlane,
   ensureEtcd,
   ensureEtcdSnapshotSchedule,
   ensureKubeconfigs,
@@ -79,9 +79,10 @@ export default task('etcd-restore', [
     .run(writeBootstrapScheduler),
   step('self-hosted-control-plane')
     .needs('wait-bootstrap-control-plane', 'bootstrap-scheduler')
-    .title('self-hosted-control-plane: apply kube-apiserver, kube-controller-manager, kube-scheduler')
+    .title('self-hosted-control-plane: apply kube-apiserver, kube-controller-manager, kube-scheduler, one at a time, each roll awaited')
     .retry({ tries: 3, delayMs: 2_000 })
-    .run(applySelfHostedControlPlane),
+    .timeout(1_200_000)
+    .run(applyRestoredControlPlane),
   step('wait-node-registered').needs('self-hosted-control-plane').title('wait-node-registered: the kubelet registered the Node').run(waitNodeRegistered),
   step('mark-control-plane').needs('wait-node-registered').title('mark-control-plane: label and taint the Node').run(markControlPlane),
   step('recovery-watcher')

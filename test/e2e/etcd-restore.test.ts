@@ -191,13 +191,13 @@ describe('kubeception etcd restore', { timeout: 2_400_000 }, () => {
     const r = await restore(names.B);
     assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.split('\n').slice(-30).join('\n')}`);
     const result = r.events.find((e) => e.event === 'result');
+    for (const e of r.events.filter((x) => x.event === 'step-done' || x.event === 'log')) console.log(`  ${(e.step ?? '').padEnd(32)} ${e.event === 'log' ? `log: ${e.message}` : `${secs(e.durationMs).padStart(7)}  ${e.detail ?? ''}`}`.slice(0, 240));
+    console.log(`[etcd-restore] lost host (after reset): RTO ${secs(result.restore.rtoMs)}`);
     assert.match(r.events.find((e) => e.event === 'step-done' && e.step === 'restore-pki').detail, /ca\.key/);
     assert.equal(await cp.execOk(['sha256sum', ...shared]), sums, 'every shared key back from the snapshot, byte for byte');
     assert.deepEqual(await waitFor('the API serves', 60_000, configmaps), ['before-a', 'between-a-and-b']);
     await waitFor('both Nodes Ready again', 180_000, nodesReady, () => kubectl(cp, 'get', 'nodes', '-o', 'wide'));
     assert.equal((await cp.execOk(['systemctl', 'is-active', 'kubeception-recovery', 'kubeception-etcd-snapshot.timer'])).trim(), 'active\nactive');
     assert.equal(await cp.exists('/etc/kubernetes/recovery/recovery-kube-apiserver.yaml'), true);
-    console.log(`[etcd-restore] lost host (after reset): RTO ${secs(result.restore.rtoMs)}`);
-    for (const e of r.events.filter((x) => x.event === 'step-done')) console.log(`  ${e.step.padEnd(32)} ${secs(e.durationMs).padStart(7)}  ${e.detail ?? ''}`.slice(0, 220));
   });
 });

@@ -21,6 +21,9 @@ import { compactTime } from '../../etcd/snapshot-meta.ts';
 import { SNAPSHOT_SERVICE } from '../../etcd/snapshot-schedule.ts';
 import { RECOVERY_UNIT, recoveryPaths } from '../recovery/recovery.ts';
 import { etcdCaHash } from '../bootstrap/etcd.ts';
+import { activeApiserver } from '../bootstrap/control-plane.ts';
+import { applyComponentByComponent, selfHostedManifests } from '../self-hosted/self-hosted.ts';
+import { cluster } from '../../k8s/apiserver.ts';
 import type { Context } from '../../context.ts';
 import type { RestoreContext } from '../contexts.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
@@ -141,6 +144,22 @@ export async function restoreDataDir(ctx: RestoreContext): Promise<StepOutcome> 
   f.aside = aside;
   changes.push(`${f.name} restored by ${f.tool} (revision ${f.revision}${f.bump ? ', bumped by 1e9 and marked compacted' : ''}, a new cluster id)`);
   return { changed: true, detail: changes.join('; ') };
+}
+
+/**
+ * A restore's `self-hosted-control-plane`: the self-hosted objects applied through the active
+ * apiserver (the bootstrap one) one component at a time, each roll awaited, as `certs renew` does.
+ * The objects exist already (the snapshot's); on a rebuilt host the re-issued certificates change
+ * their pod templates, and applied at once those rolls stalled on the bed (the recovery copy then
+ * waited for an apiserver roll that did not finish: applyComponentByComponent says why).
+ * @throws TimeoutError `rollout-timeout` naming the workload (300 s per component).
+ */
+export async function applyRestoredControlPlane(ctx: RestoreContext): Promise<StepOutcome> {
+  const which = await activeApiserver(ctx);
+  const api = await cluster(ctx, which);
+  const { changed, rolled } = await applyComponentByComponent(ctx, api, await selfHostedManifests(ctx, api));
+  for (const ref of changed) ctx.log.info(`applied ${ref}`);
+  return { changed: changed.length > 0, detail: `${changed.length} object(s) changed via the ${which} apiserver${rolled.length ? `; rolled one at a time: ${rolled.join(', ')}` : ''}` };
 }
 
 /** `restore-done`: the RTO, from the restore's start to the self-hosted kube-apiserver serving the restored data. */
