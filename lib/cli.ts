@@ -132,6 +132,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       const [{ upgradeCommand }] = await Promise.all([import('./commands/upgrade.ts')]);
       return await upgradeCommand(args, io, PACKAGE_DIR, redactor, backends);
     }
+    if (args.command === 'etcd' && args._[1] === 'restore') return await (await import('./commands/etcd-restore.ts')).etcdRestoreCommand(args, io, PACKAGE_DIR, redactor, backends);
     if (args.command === 'etcd') {
       const [{ loadConfig }, { etcdCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/etcd.ts')]);
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });

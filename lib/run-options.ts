@@ -4,15 +4,15 @@
  * constructors; loaded by every command, so it imports nothing at run time.
  */
 import type { Context, CoreOptions } from './context.ts';
-import type { BootstrapState, JoinOptions, JoinState, ResetOptions, ResetState, UpgradeApplyOptions, UpgradeApplyState, UpgradeNodeOptions, UpgradeNodeTaskState } from './steps/contexts.ts';
+import type { BootstrapState, JoinOptions, JoinState, ResetOptions, ResetState, RestoreOptions, RestoreTaskState, UpgradeApplyOptions, UpgradeApplyState, UpgradeNodeOptions, UpgradeNodeTaskState } from './steps/contexts.ts';
 
 /**
  * The options the CLI hands to a task: every command's (a task reads only its own part, as its
  * context type says). Every key is present; a flag not given is `undefined`.
  */
-export type RunOptions = CoreOptions & JoinOptions & ResetOptions & UpgradeApplyOptions & UpgradeNodeOptions;
+export type RunOptions = CoreOptions & JoinOptions & ResetOptions & UpgradeApplyOptions & UpgradeNodeOptions & RestoreOptions;
 /** A run's state as the CLI holds it: any shipped task's fields (its summary reads the bootstrap's and join's). */
-export type RunState = BootstrapState & JoinState & ResetState & UpgradeApplyState & UpgradeNodeTaskState;
+export type RunState = BootstrapState & JoinState & ResetState & UpgradeApplyState & UpgradeNodeTaskState & RestoreTaskState;
 /** The context the CLI builds for a step of any task: every task's context type accepts it. */
 export type RunContext = Context<RunOptions, RunState>;
 
@@ -21,7 +21,7 @@ export function runOptions(core: CoreOptions, flags: Partial<Omit<RunOptions, ke
   return {
     joinUrl: undefined, token: undefined, caCertHash: undefined, discoveryTimeoutMs: undefined, controlPlane: undefined,
     certificateKey: undefined, force: undefined, waitForNetwork: undefined, keepEtcdData: undefined, upgradeTimeoutMs: undefined,
-    configKubernetesVersion: undefined, kubeconfig: undefined, ...core, ...flags,
+    configKubernetesVersion: undefined, kubeconfig: undefined, restoreSnapshot: undefined, ...core, ...flags,
   };
 }
 

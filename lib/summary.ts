@@ -42,6 +42,8 @@ export interface ResultEvent {
   caCertHash?: string;
   tokenId?: string;
   tokenCreated?: boolean;
+  /** `etcd restore`: the snapshot restored, its revision, the RTO (ms) and where the old data dir is kept. */
+  restore?: { snapshot: string; revision: number; rtoMs?: number; oldDataDir?: string };
 }
 
 const ids = (events: readonly RunEvent[], pred: (e: RunEvent) => boolean) => events.filter(pred).map((e) => (e as { step: string }).step);
@@ -64,6 +66,8 @@ export function resultEvent(s: SummaryInput): ResultEvent {
     r.endpoint = controlPlaneUrl(s.config);
     r.adminKubeconfig = kubeconfigPaths(s.config).admin;
   }
+  const x = s.state.restore;
+  if (x) r.restore = { snapshot: x.name, revision: x.revision, ...(x.rtoMs !== undefined && { rtoMs: x.rtoMs }), ...(x.aside && { oldDataDir: x.aside }) };
   const j = s.state.joinInfo;
   if (j) Object.assign(r, { joinUrl: j.url, caCertHash: j.caCertHash, tokenId: j.tokenId, tokenCreated: j.tokenCreated });
   return r;
@@ -83,12 +87,14 @@ export function formatDuration(ms: number): string {
 export function renderSummary(s: SummaryInput, opts: { joinCommand?: string } = {}): string {
   const r = resultEvent(s);
   const counts = `${r.changed.length} changed, ${r.unchanged.length} unchanged, ${r.skipped.length} skipped`;
+  if (r.status === 'failed' && r.task === 'etcd-restore') return restoreFailed(r, counts);
   if (r.status === 'failed') {
     const done = r.changed.length ? `  already changed by this run: ${r.changed.join(', ')}\n` : '  nothing was changed by this run\n';
     return `\n${r.task} failed at step ${r.failedStep} after ${formatDuration(r.durationMs)} (${counts}).\n${done}  Fix the cause above and re-run \`kubeception run ${r.task}\`: steps that already converged change nothing.\n`;
   }
   const lines = [``, `${r.task} done in ${formatDuration(r.durationMs)}: ${counts}.`];
   if (r.changed.length) lines.push(`  changed: ${r.changed.join(', ')}`);
+  if (r.restore) lines.push(...restoreLines(r.restore));
   if (r.adminKubeconfig) lines.push(...controlPlaneNextSteps(r, opts.joinCommand));
   else if (s.state.join) lines.push(...workerNextSteps(r));
   return `${lines.join('\n')}\n`;
@@ -112,4 +118,20 @@ function workerNextSteps(r: ResultEvent): string[] {
     '',
     'and on this host: systemctl status kubelet; journalctl -u kubelet',
   ];
+}
+
+function restoreLines(x: NonNullable<ResultEvent['restore']>): string[] {
+  return [
+    '',
+    `Restored etcd from ${x.snapshot} (revision ${x.revision})${x.rtoMs !== undefined ? `: the self-hosted kube-apiserver served it ${formatDuration(x.rtoMs)} after the restore began (RTO)` : ''}.`,
+    ...(x.oldDataDir ? [`The old etcd data dir is kept at ${x.oldDataDir}; remove it once the restored cluster is what you want.`] : []),
+    'Workers reconnect on their own: kubectl get nodes',
+  ];
+}
+
+/** A failed restore: nothing changed (refused by restore-preflight), or how to go on. */
+function restoreFailed(r: ResultEvent, counts: string): string {
+  const head = `\netcd restore failed at step ${r.failedStep} after ${formatDuration(r.durationMs)} (${counts}).\n`;
+  if (r.changed.length === 0 && (r.failedStep === 'restore-preflight' || r.failedStep === undefined)) return `${head}  nothing was changed on this host.\n`;
+  return `${head}  already changed by this run: ${r.changed.join(', ') || 'none'}\n  Fix the cause above and run \`kubeception etcd restore ${r.restore?.snapshot ?? 'NAME'} --force\` again: the etcd data dir it replaces is moved aside, never deleted.\n`;
 }

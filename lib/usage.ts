@@ -32,6 +32,10 @@ export const USAGE = `usage:
   kubeception etcd snapshot save|list [--output json]  (on a control-plane node) a verified snapshot of etcd
                                                and the shared PKI (encrypted) in etcd.snapshots.dir; list them
   kubeception etcd snapshot verify|delete NAME [--output json]   hashes and a test restore; remove one
+  kubeception etcd restore NAME [--force] [--dry-run] [--output json]
+                                               (single control-plane node) etcd and the control plane back
+                                               from a snapshot; the old data dir is kept; --force: over a
+                                               cluster that still serves
   kubeception status [--wait 5m] [--output json] [--verbose]   (on a control-plane node) every health check:
                                                etcd, apiservers, leaders, nodes, pod network, CoreDNS, join
                                                service, CSR approver, certificates, recovery copy, snapshots,

@@ -36,7 +36,7 @@ const summary = (m: SnapshotMetadata) => `revision ${m.etcd.revision}, ${m.verif
 /** `kubeception etcd <sub> …`. @returns the exit code. @throws InputError `usage` for an unknown subcommand. */
 export async function etcdCommand(args: Args, config: ResolvedConfig, io: IO, redactor: { add(s: string): void }): Promise<number> {
   const [group, sub, name] = [args._[1], args._[2], args._[3]];
-  if (group !== 'snapshot') throw new InputError('usage', { what: `etcd ${group ?? ''}`.trim(), why: 'etcd has one command group: snapshot', fix: SUBCOMMANDS });
+  if (group !== 'snapshot') throw new InputError('usage', { what: `etcd ${group ?? ''}`.trim(), why: 'etcd has the commands snapshot and restore', fix: `${SUBCOMMANDS}; or \`kubeception etcd restore NAME\`` });
   const json = args.output === 'json';
   const h: SnapshotHost = { config, files: new RealFiles(), sh: new RealShell() };
   // The key is never printed; should any message carry it, the redactor hides it.

@@ -16,7 +16,7 @@ import { etcdPki } from './config.ts';
 import { saveEtcdSnapshot, snapshotSaveFailed, snapshotStatus, snapshotTools, type SnapshotTools } from './snapshot.ts';
 import { openPki, sealPki, snapshotKey } from './snapshot-pki.ts';
 import { testRestore } from './snapshot-restore.ts';
-import { PART_SUFFIX, PARTS, parseMetadata, parseSnapshotName, snapshotName, toPrune, type PartDigest, type SnapshotMetadata } from './snapshot-meta.ts';
+import { PART_SUFFIX, PARTS, parseMetadata, parseSnapshotName, snapshotName, toPrune, type PartDigest, type SnapshotMetadata, type VerifyResult } from './snapshot-meta.ts';
 import type { HostFiles } from '../host/files.ts';
 import type { Shell } from '../host/sh.ts';
 import type { ResolvedConfig } from '../types.ts';
@@ -142,33 +142,64 @@ export async function deleteSnapshot(h: Pick<SnapshotHost, 'config' | 'files'>, 
   return path;
 }
 
+/** A bundle whose metadata, part digests and PKI part check out ({@link openSnapshot}). */
+export interface OpenedSnapshot {
+  path: string;
+  meta: SnapshotMetadata;
+  /** Path of its `etcd.db`. */
+  db: string;
+  /** The shared PKI files inside `pki.enc`: path under certificatesDir → bytes (keys: never log them). */
+  pki: Record<string, Buffer>;
+}
+
 /**
- * Verifies bundle `name`: its metadata, each part's sha256 and size, the PKI part opened with the
- * key, a test restore that must give the recorded revision and key count. Only then is the result
- * recorded in `snapshot.json`.
+ * The read-only half of a verify: the bundle's metadata, each part's sha256 and size, and the PKI
+ * part opened with the key. Writes nothing.
+ * @throws InputError `snapshot-unknown`; SnapshotError `snapshot-metadata` | `snapshot-corrupt` |
+ *   `snapshot-pki` | `snapshot-key-missing`; HostStateError `snapshot-key-file` (all exit 2).
+ */
+export async function openSnapshot(h: Pick<SnapshotHost, 'config' | 'files'>, name: string | undefined): Promise<OpenedSnapshot> {
+  const path = await snapshotPath(h, name);
+  const metaFile = join(path, PARTS.meta);
+  const meta = parseMetadata(await h.files.read(metaFile), metaFile, name!);
+  for (const [part, want] of [[PARTS.db, meta.parts.db], [PARTS.pki, meta.parts.pki]] as const) {
+    const file = join(path, part);
+    const got = await digest(file).catch(() => undefined);
+    if (!got) throw corrupt(name!, file, 'the file is missing');
+    if (got.bytes !== want.bytes) throw corrupt(name!, file, `it has ${got.bytes} bytes, ${want.bytes} were recorded: it is truncated or was altered`);
+    if (got.sha256 !== want.sha256) throw corrupt(name!, file, `its sha256 ${got.sha256.slice(0, 16)}… differs from the recorded ${want.sha256.slice(0, 16)}…: it was altered`);
+  }
+  const { key } = await snapshotKey(h.files, h.config.etcd.snapshots.keyFile, false);
+  const pki = openPki(key, await fs.readFile(join(path, PARTS.pki)), name!, join(path, PARTS.pki), h.config.etcd.snapshots.keyFile);
+  return { path, meta, db: join(path, PARTS.db), pki };
+}
+
+const corrupt = (name: string, file: string, why: string) => new SnapshotError('snapshot-corrupt', { what: file, why, fix: `take a new snapshot (\`kubeception etcd snapshot save\`) and delete this one (\`kubeception etcd snapshot delete ${name}\`)` });
+
+/**
+ * The test restore of an opened bundle; its revision and live key count must be the recorded ones.
+ * Host effects: only the test restore's (lib/etcd/snapshot-restore.ts: a scratch directory and a
+ * child etcd, both gone when it returns).
+ * @throws SnapshotError `snapshot-corrupt` (exit 2); KubeceptionError `snapshot-test-restore` (exit 1).
+ */
+export async function testRestoreSnapshot(h: SnapshotHost, s: OpenedSnapshot): Promise<VerifyResult> {
+  const t: SnapshotTools = await tools(h.sh);
+  const verify = await testRestore({ sh: h.sh, tools: t, etcd: h.config.distro.binaries.etcd, db: s.db, scratchParent: h.config.etcd.snapshots.dir, signal: h.signal });
+  if (verify.revision !== s.meta.etcd.revision || verify.keyCount !== s.meta.verify.keyCount)
+    throw corrupt(s.meta.name, s.db, `the test restore serves revision ${verify.revision} with ${verify.keyCount} keys; revision ${s.meta.etcd.revision} with ${s.meta.verify.keyCount} keys were recorded`);
+  return verify;
+}
+
+/**
+ * Verifies bundle `name`: {@link openSnapshot}, then {@link testRestoreSnapshot}. Only then is the
+ * result recorded in `snapshot.json`.
  * @throws InputError `snapshot-unknown`; SnapshotError `snapshot-metadata` | `snapshot-corrupt` |
  *   `snapshot-pki` | `snapshot-key-missing` (exit 2, naming the file, why and the fix; nothing changed).
  */
 export async function verifySnapshot(h: SnapshotHost, name: string | undefined): Promise<SnapshotMetadata> {
-  const path = await snapshotPath(h, name);
-  const metaFile = join(path, PARTS.meta);
-  const meta = parseMetadata(await h.files.read(metaFile), metaFile, name!);
-  const corrupt = (file: string, why: string) => new SnapshotError('snapshot-corrupt', { what: file, why, fix: `take a new snapshot (\`kubeception etcd snapshot save\`) and delete this one (\`kubeception etcd snapshot delete ${name}\`)` });
-  for (const [part, want] of [[PARTS.db, meta.parts.db], [PARTS.pki, meta.parts.pki]] as const) {
-    const file = join(path, part);
-    const got = await digest(file).catch(() => undefined);
-    if (!got) throw corrupt(file, 'the file is missing');
-    if (got.bytes !== want.bytes) throw corrupt(file, `it has ${got.bytes} bytes, ${want.bytes} were recorded: it is truncated or was altered`);
-    if (got.sha256 !== want.sha256) throw corrupt(file, `its sha256 ${got.sha256.slice(0, 16)}… differs from the recorded ${want.sha256.slice(0, 16)}…: it was altered`);
-  }
-  const { key } = await snapshotKey(h.files, h.config.etcd.snapshots.keyFile, false);
-  openPki(key, await fs.readFile(join(path, PARTS.pki)), name!, join(path, PARTS.pki), h.config.etcd.snapshots.keyFile);
-  const t: SnapshotTools = await tools(h.sh);
-  const db = join(path, PARTS.db);
-  const verify = await testRestore({ sh: h.sh, tools: t, etcd: h.config.distro.binaries.etcd, db, scratchParent: h.config.etcd.snapshots.dir, signal: h.signal });
-  if (verify.revision !== meta.etcd.revision || verify.keyCount !== meta.verify.keyCount)
-    throw corrupt(db, `the test restore serves revision ${verify.revision} with ${verify.keyCount} keys; revision ${meta.etcd.revision} with ${meta.verify.keyCount} keys were recorded`);
-  const updated = { ...meta, verify };
-  await h.files.write(metaFile, `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o600 });
+  const s = await openSnapshot(h, name);
+  const verify = await testRestoreSnapshot(h, s);
+  const updated = { ...s.meta, verify };
+  await h.files.write(join(s.path, PARTS.meta), `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o600 });
   return updated;
 }

@@ -14,6 +14,7 @@
 import type { Context } from '../context.ts';
 import type { OwnershipFacts, ResidueReport } from '../reset/types.ts';
 import type { UpgradeJournal } from '../upgrade/journal.ts';
+import type { RestoreFacts } from '../etcd/restore-plan.ts';
 
 // ---- options, per command ----
 
@@ -57,6 +58,14 @@ export interface UpgradeApplyOptions {
 export interface UpgradeNodeOptions {
   /** `--kubeconfig`: credentials that may evict pods (default: admin.conf when present). */
   kubeconfig: string | undefined;
+}
+
+/** The flags of `etcd restore SNAPSHOT`. */
+export interface RestoreOptions {
+  /** The snapshot's name (`etcd-snapshot-<node>-<UTC time>`): the command's argument. */
+  restoreSnapshot: string | undefined;
+  /** `--force`: restore over a cluster that still serves (what it wrote since the snapshot is lost from the API; the old data dir is kept). */
+  force: boolean | undefined;
 }
 
 // ---- state, per writer ----
@@ -114,6 +123,11 @@ export interface UpgradeNodeState {
   upgradeNode: { target: string; running: string; worker: boolean } | undefined;
 }
 
+/** Written by `restore-preflight` (the snapshot, what the restore does), then `restore-data-dir` and `restore-done`. */
+export interface RestoreState {
+  restore: RestoreFacts | undefined;
+}
+
 // ---- the shipped tasks ----
 
 /** `run bootstrap` (tasks/bootstrap.ts): no options of its own. */
@@ -135,3 +149,7 @@ export type UpgradeApplyContext = Context<UpgradeApplyOptions, UpgradeApplyState
 /** `upgrade node` (tasks/upgrade-node.ts). */
 export type UpgradeNodeTaskState = UpgradeNodeState & KubeletState;
 export type UpgradeNodeContext = Context<UpgradeNodeOptions, UpgradeNodeTaskState>;
+
+/** `etcd restore SNAPSHOT` (tasks/etcd-restore.ts). */
+export type RestoreTaskState = RestoreState & PkiState & EtcdState & KubeletState;
+export type RestoreContext = Context<RestoreOptions, RestoreTaskState>;

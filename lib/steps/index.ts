@@ -41,6 +41,8 @@ export * from './recovery/recovery.ts';
 export * from './reset/leave-cluster.ts';
 export * from './reset/outcome.ts';
 export * from './reset/reset.ts';
+export * from './restore/restore.ts';
+export * from './restore/restore-preflight.ts';
 export * from './preflight/runtime-versions.ts';
 export * from './self-hosted/control-plane.ts';
 export * from './self-hosted/self-hosted.ts';

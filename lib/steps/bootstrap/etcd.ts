@@ -84,7 +84,8 @@ export async function ensureEtcd(ctx: Context<object, EtcdState>, membership?: E
   const state = await etcdDataDirState(ctx);
   if (state.kind === 'foreign') throw foreignDataDirError(dataDir, state.why);
   const changes: string[] = [];
-  if (await files.mkdir(dataDir, 0o700, config.distro.etcdUser)) changes.push('data dir created');
+  const existed = await files.exists(dataDir);
+  if (await files.mkdir(dataDir, 0o700, config.distro.etcdUser)) changes.push(existed ? `data dir given to ${config.distro.etcdUser}` : 'data dir created');
   const repaired = await repairDataDirOwnership(dataDir, config.distro.etcdUser, { dryRun: ctx.dryRun });
   if (repaired.chowned.length || repaired.chmodded.length) {
     ctx.log.warn(`etcd data dir drifted: gave ${repaired.chowned.length} path(s) back to ${config.distro.etcdUser}, set ${repaired.chmodded.length} dir(s) to 0700 (e.g. ${[...repaired.chowned, ...repaired.chmodded][0]})`);
