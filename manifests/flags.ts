@@ -13,6 +13,7 @@
 import { ETCD_CLIENT_PORT } from '../lib/constants.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { url } from '../lib/net/cidr.ts';
+import { hardeningFlags } from './apiserver-hardening.ts';
 import type { ExtraArgs, ResolvedConfig } from '../lib/types.ts';
 
 /** PKI files a control-plane component reads, by path relative to `certificatesDir` (kubeadm's names). */
@@ -115,6 +116,8 @@ export function apiServerFlags(config: ResolvedConfig, at: Locate, port: number,
     'enable-admission-plugins': 'NodeRestriction',
     'enable-bootstrap-token-auth': 'true',
     ...NO_PROFILING,
+    // Audit log, encryption at rest, Pod Security Admission defaults (CIS): manifests/apiserver-hardening.ts.
+    ...hardeningFlags(config, instance),
     'etcd-cafile': at('etcd/ca.crt'),
     'etcd-certfile': at('apiserver-etcd-client.crt'),
     'etcd-keyfile': at('apiserver-etcd-client.key'),
