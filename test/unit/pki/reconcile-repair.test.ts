@@ -9,7 +9,6 @@ import { after, describe, it } from 'node:test';
 import { RealFiles } from '../../../lib/host/files.ts';
 import { PkiError } from '../../../lib/pki/errors.ts';
 import { reconcilePki, type PkiReport } from '../../../lib/pki/reconcile.ts';
-import type { ResolvedConfig } from '../../../lib/types.ts';
 import { copyOfFreshPki, freshPki, openssl, removeDir, sampleConfig, snapshot, type ConfigOverrides } from './fixtures.ts';
 
 const dirs: string[] = [];
