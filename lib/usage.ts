@@ -8,7 +8,7 @@ import { InputError } from './errors.ts';
 import { didYouMean } from './util/suggest.ts';
 
 /** The CLI's commands. */
-export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'etcd', 'upgrade', 'reset', 'serve-join', 'approve-csrs'] as const;
+export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'etcd', 'secrets', 'upgrade', 'reset', 'serve-join', 'approve-csrs'] as const;
 
 export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
@@ -32,6 +32,8 @@ export const USAGE = `usage:
   kubeception etcd snapshot save|list [--output json]  (on a control-plane node) a verified snapshot of etcd
                                                and the shared PKI (encrypted) in etcd.snapshots.dir; list them
   kubeception etcd snapshot verify|delete NAME [--output json]   hashes and a test restore; remove one
+  kubeception secrets rotate-key [--output json]     (on the bootstrap node) a new encryption-at-rest key for
+                                               Secrets: added, made first, every Secret rewritten, the old one dropped
   kubeception upgrade plan [vX.Y.Z] [--output json]   versions now and after, and the version-skew checks
   kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
   kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro

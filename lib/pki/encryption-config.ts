@@ -100,3 +100,54 @@ export function storedPrefix(w: string): string | undefined {
   const [kind, key] = w.split('/');
   return key ? `k8s:enc:${kind}:v1:${key}:` : undefined;
 }
+
+/**
+ * A step of `kubeception secrets rotate-key` (upstream's rotation of a static key): `add` the new key
+ * second (every apiserver can then read it), `promote` it first (new writes use it), `rewrite` every
+ * Secret with it, `drop` the old key. Each change of the file is followed by a roll of the
+ * apiservers, so no apiserver ever meets a value it cannot decrypt.
+ */
+export type RotationPhase = 'add' | 'promote' | 'rewrite' | 'drop';
+
+/** Why a file cannot be rotated by kubeception, or undefined. */
+function unrotatable(c: EncryptionConfig): string | undefined {
+  const first = c.providers[0]!;
+  if (!first.keys) return `its first provider is ${first.kind}, not a key provider (secretbox, aescbc, aesgcm)`;
+  if (first.keys.length > 2) return `its ${first.kind} provider has ${first.keys.length} keys (a rotation holds at most two)`;
+  return undefined;
+}
+
+/**
+ * The next phase of a rotation, from the file and the provider/key the Secrets were last rewritten
+ * with (`writtenWith`, see {@link writeProvider}); undefined when there is none left: a rotation
+ * that ended (or none began) with one key, with which every Secret was rewritten, starts with `add`.
+ * @param starting whether a new rotation may start (true for the command's first look).
+ * @throws HostStateError `encryption-rotate-unsupported` (a file kubeception cannot rotate) or
+ *   `encryption-rotate-pending` (Secrets not yet rewritten with the only key).
+ */
+export function nextRotationPhase(c: EncryptionConfig, writtenWith: string | undefined, file: string, starting: boolean): RotationPhase | undefined {
+  const why = unrotatable(c);
+  if (why) throw new HostStateError('encryption-rotate-unsupported', { what: file, why, fix: 'rotate this file by hand (https://kubernetes.io/docs/tasks/administer-cluster/encrypt-data/#rotating-a-decryption-key)' });
+  const first = c.providers[0] as Extract<Provider, { keys: object[] }>;
+  const [k0, k1] = first.keys.map((k) => `${first.kind}/${k.name}`);
+  if (!k1) {
+    if (writtenWith !== k0) throw new HostStateError('encryption-rotate-pending', { what: file, why: `not every Secret is recorded as written with ${k0} (recorded: ${writtenWith ?? 'none'})`, fix: 'run `kubeception run bootstrap` first (its secrets-encryption step rewrites them), then rotate' });
+    return starting ? 'add' : undefined;
+  }
+  // Two keys: the Secrets are not (known to be) written with the first one yet → rewrite. Written
+  // with the first: it is the new key (promoted, rewritten: drop the old) or the old one (the new
+  // one only added: promote it) — told apart by the key numbers kubeception gives (key-<n>).
+  if (writtenWith !== k0) return 'rewrite';
+  const [n0, n1] = first.keys.map((k) => Number(/^key-(\d+)$/.exec(k.name)?.[1] ?? Number.NaN));
+  if (Number.isNaN(n0) || Number.isNaN(n1) || n0 === n1)
+    throw new HostStateError('encryption-rotate-unsupported', { what: file, why: `its keys ${first.keys.map((k) => k.name).join(', ')} are not two key-<n> keys of a rotation`, fix: 'finish this rotation by hand (https://kubernetes.io/docs/tasks/administer-cluster/encrypt-data/#rotating-a-decryption-key)' });
+  return n0! > n1! ? 'drop' : 'promote';
+}
+
+/** `c` after `phase` (pure; `rewrite` changes no file). */
+export function rotated(c: EncryptionConfig, phase: Exclude<RotationPhase, 'rewrite'>): EncryptionConfig {
+  const [first, ...rest] = c.providers as [Extract<Provider, { keys: object[] }>, ...Provider[]];
+  const n = Math.max(0, ...first.keys.map((k) => Number(/^key-(\d+)$/.exec(k.name)?.[1] ?? 0))) + 1;
+  const keys = phase === 'add' ? [...first.keys, newKey(n)] : phase === 'promote' ? [first.keys[1]!, first.keys[0]!] : [first.keys[0]!];
+  return { providers: [{ kind: first.kind, keys }, ...rest] };
+}

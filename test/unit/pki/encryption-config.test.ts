@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { HostStateError } from '../../../lib/errors.ts';
-import { generateEncryptionConfig, parseEncryptionConfig, renderEncryptionConfig, storedPrefix, writeProvider } from '../../../lib/pki/encryption-config.ts';
+import { generateEncryptionConfig, nextRotationPhase, parseEncryptionConfig, renderEncryptionConfig, rotated, storedPrefix, writeProvider } from '../../../lib/pki/encryption-config.ts';
 import { fromYaml } from '../../../lib/util/yaml.ts';
 
 test('generated: secretbox with one 32-byte key (a new one each time), then identity; the apiserver\'s document shape', () => {
@@ -46,4 +46,34 @@ test('an operator\'s file with aescbc and kms providers is read as it is', () =>
   const c = parseEncryptionConfig(text, '/f');
   assert.deepEqual(c.providers.map((p) => p.kind), ['aescbc', 'kms', 'identity']);
   assert.equal(writeProvider(c), 'aescbc/old');
+});
+
+test('rotation: add → promote → rewrite → drop, resumed from any file and record; nothing left once done', () => {
+  const start = generateEncryptionConfig();
+  const r = (c: typeof start, w: string | undefined, starting = false) => nextRotationPhase(c, w, '/f', starting);
+  const names = (c: typeof start) => (c.providers[0] as { keys: { name: string }[] }).keys.map((k) => k.name);
+  assert.equal(r(start, 'secretbox/key-1', true), 'add');
+  assert.equal(r(start, 'secretbox/key-1'), undefined, 'one key, every Secret written with it: done');
+  const added = rotated(start, 'add');
+  assert.deepEqual(names(added), ['key-1', 'key-2']);
+  assert.equal(writeProvider(added), 'secretbox/key-1', 'added second: still writes with the old key');
+  assert.equal(r(added, 'secretbox/key-1'), 'promote');
+  const promoted = rotated(added, 'promote');
+  assert.deepEqual(names(promoted), ['key-2', 'key-1']);
+  assert.equal(r(promoted, 'secretbox/key-1'), 'rewrite');
+  assert.equal(r(promoted, 'secretbox/key-2'), 'drop');
+  const dropped = rotated(promoted, 'drop');
+  assert.deepEqual(names(dropped), ['key-2']);
+  assert.equal(dropped.providers.at(-1)!.kind, 'identity');
+  assert.equal(r(dropped, 'secretbox/key-2', true), 'add');
+  assert.deepEqual(names(rotated(dropped, 'add')), ['key-2', 'key-3']);
+});
+
+test('rotation refused: Secrets not yet rewritten with the only key, identity first, a hand-made pair of keys', () => {
+  const c = generateEncryptionConfig();
+  const refused = (f: () => unknown, code: string) => assert.throws(f, (e: unknown) => e instanceof HostStateError && e.code === code && e.badInput);
+  refused(() => nextRotationPhase(c, undefined, '/f', true), 'encryption-rotate-pending');
+  refused(() => nextRotationPhase({ providers: [{ kind: 'identity' }, ...c.providers] }, 'identity', '/f', true), 'encryption-rotate-unsupported');
+  const mine = { providers: [{ kind: 'secretbox' as const, keys: [{ name: 'old', secret: 'a' }, { name: 'new', secret: 'b' }] }] };
+  refused(() => nextRotationPhase(mine, 'secretbox/old', '/f', true), 'encryption-rotate-unsupported');
 });
