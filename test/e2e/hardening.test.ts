@@ -12,6 +12,9 @@
  * - Pod Security Admission: a privileged pod in a plain namespace is refused (baseline), a plain pod
  *   is admitted with the restricted warning, kube-system and a namespace labelled privileged admit
  *   a privileged pod.
+ * Seen failing (2026-12-04, a copy of the code with the secrets-encryption step a no-op and the audit
+ * policy's Secrets rule at Request): the second test found the Secret stored as plain protobuf, the
+ * third found `create Request` and `get Request` events on the Secret.
  */
 import { after, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
