@@ -12,7 +12,7 @@
 import { HostStateError } from '../../errors.ts';
 import { toYaml } from '../../util/yaml.ts';
 import { generateEncryptionConfig, parseEncryptionConfig, renderEncryptionConfig, writeProvider } from '../../pki/encryption-config.ts';
-import { admissionConfiguration, auditPolicy, hardeningPaths } from '../../../manifests/apiserver-hardening.ts';
+import { admissionConfiguration, auditPolicy, hardeningFiles, hardeningPaths } from '../../../manifests/apiserver-hardening.ts';
 import type { Check } from '../preflight/preflight-check.ts';
 import type { Context } from '../../context.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
@@ -81,6 +81,20 @@ export async function writeApiServerConfig(ctx: Ctx, create: boolean): Promise<s
     if (text === undefined) ctx.log.info(`encryption at rest: new key ${writeProvider(c)} in ${p.encryptionConfig} (kept in every etcd snapshot's PKI part)`);
   }
   return written;
+}
+
+/**
+ * For a site task file copied before `apiserver-config` existed (the apiservers' pods would fail on a
+ * missing hostPath): writes the files, with a warning, when one the config asks for is missing. A
+ * no-op otherwise. Called by `bootstrap-control-plane` and a control-plane join's `mark-control-plane`.
+ * @returns the paths written. @throws as {@link writeApiServerConfig}.
+ */
+export async function apiServerConfigFallback(ctx: Ctx, create: boolean): Promise<string[]> {
+  const missing = [];
+  for (const f of hardeningFiles(ctx.config)) if (!(await ctx.files.exists(f))) missing.push(f);
+  if (missing.length === 0) return [];
+  ctx.log.warn(`this task file has no apiserver-config step (a copy from an older kubeception?): writing ${missing.join(', ')} now; copy the package's task file again`);
+  return writeApiServerConfig(ctx, create);
 }
 
 /** `apiserver-config` of bootstrap: writes the files, creating the encryption key on the first run. */

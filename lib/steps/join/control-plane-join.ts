@@ -38,6 +38,7 @@ import { joinFlagChecks } from './join.ts';
 import { controlPlaneNodeCount } from '../self-hosted/self-hosted.ts';
 import { holdJoiningName } from './control-plane-identity.ts';
 import { labelAndTaintControlPlane } from '../self-hosted/control-plane.ts';
+import { apiServerConfigFallback } from '../bootstrap/apiserver-config.ts';
 import type { V1Node } from '../../k8s/client.ts';
 import type { Context } from '../../context.ts';
 import type { JoinContext } from '../contexts.ts';
@@ -140,6 +141,8 @@ export async function fetchControlPlaneCerts(ctx: JoinContext): Promise<StepOutc
 /** `mark-control-plane` of a joined node: label and taint, through the controlPlaneEndpoint (its own apiserver starts only once labelled). */
 export async function markJoinedControlPlane(ctx: JoinContext): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: true, detail: `would label and taint ${CONTROL_PLANE_LABEL}` };
+  // The DaemonSet starts this node's apiserver once labelled: its hardening files first.
+  await apiServerConfigFallback(ctx, false);
   const api = await endpointCluster(ctx);
   const node = await pollUntil(() => api.read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }), { timeoutMs: 180_000, intervalMs: 500, signal: ctx.signal });
   if (!node) throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: 'the kubelet did not register it within 180 s', fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { HostStateError } from '../../../lib/errors.ts';
 import { RealFiles } from '../../../lib/host/files.ts';
-import { encryptionConfigCheck, writeApiServerConfig } from '../../../lib/steps/bootstrap/apiserver-config.ts';
+import { apiServerConfigFallback, encryptionConfigCheck, writeApiServerConfig } from '../../../lib/steps/bootstrap/apiserver-config.ts';
 import { hardeningPaths } from '../../../manifests/apiserver-hardening.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 import type { Context } from '../../../lib/context.ts';
@@ -71,4 +71,15 @@ test('a damaged key file is refused (preflight and step), never replaced', async
   assert.match((await encryptionConfigCheck.run(ctx as unknown as Context))?.message ?? '', /encryption-config.yaml: it is not an EncryptionConfiguration/);
   await assert.rejects(writeApiServerConfig(ctx, true), (e: unknown) => e instanceof HostStateError && e.code === 'encryption-config-invalid');
   assert.equal(await readFile(p.encryptionConfig, 'utf8'), 'kind: EncryptionConfiguration\n');
+});
+
+test('a task file without apiserver-config: the fallback writes the missing files with a warning, and is a no-op once they are there', async () => {
+  const ctx = ctxFor('f');
+  await mkdir(ctx.config.certificatesDir, { recursive: true });
+  lines.length = 0;
+  assert.equal((await apiServerConfigFallback(ctx, true)).length, 3);
+  assert.match(lines.join('\n'), /no apiserver-config step/);
+  lines.length = 0;
+  assert.deepEqual(await apiServerConfigFallback(ctx, true), []);
+  assert.deepEqual(lines, []);
 });
