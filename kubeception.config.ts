@@ -16,6 +16,12 @@ export default defineConfig({
     dnsDomain: 'cluster.local',
   },
   encryptionAlgorithm: 'ECDSA-P256', // or RSA-2048 (kubeadm's default), RSA-3072, RSA-4096, ECDSA-P384
-  apiServer: { extraSANs: [] },
+  apiServer: {
+    extraSANs: [],
+    // CIS hardening defaults, each on unless disabled (docs/configuration.md, "Hardening defaults"):
+    // auditLog: { maxAgeDays: 30, maxBackups: 10, maxSizeMB: 100 }, // dir: /var/log/kubernetes/audit
+    // secretsEncryption: { disabled: false },                        // secretbox key in certificatesDir
+    // podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted', exemptNamespaces: [] },
+  },
   kubelet: { cgroupDriver: 'systemd' },
 });

@@ -124,6 +124,11 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
       const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
       return await certsCommand(args.task as string | undefined, args._[2], args, config, PACKAGE_DIR, io, redactor);
     }
+    if (args.command === 'secrets') {
+      const [{ loadConfig }, { secretsCommand }] = await Promise.all([import('./config/load.ts'), import('./commands/secrets.ts')]);
+      const { config } = await loadConfig({ packageDir: PACKAGE_DIR, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
+      return await secretsCommand(args.task as string | undefined, args, config, PACKAGE_DIR, io);
+    }
     if (args.command === 'reset') {
       const [{ resetCommand }] = await Promise.all([import('./commands/reset.ts')]);
       return await resetCommand(args, io, PACKAGE_DIR, backends);

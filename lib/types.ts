@@ -51,7 +51,11 @@ export interface KubeceptionConfig {
   encryptionAlgorithm?: EncryptionAlgorithm;
   /** Image registry for control-plane images. Default `registry.k8s.io`. */
   imageRepository?: string;
-  apiServer?: { extraSANs?: string[]; extraArgs?: ExtraArgs };
+  /**
+   * `auditLog`, `secretsEncryption`, `podSecurity`: the CIS Kubernetes Benchmark defaults (each on
+   * unless `disabled`; docs/configuration.md says when to turn one off).
+   */
+  apiServer?: { extraSANs?: string[]; extraArgs?: ExtraArgs; auditLog?: AuditLogConfig; secretsEncryption?: { disabled?: boolean }; podSecurity?: PodSecurityConfig };
   controllerManager?: { extraArgs?: ExtraArgs };
   scheduler?: { extraArgs?: ExtraArgs };
   /** `snapshots`: `kubeception etcd snapshot` and the scheduled snapshots (see {@link EtcdSnapshotSettings}). */
@@ -68,6 +72,61 @@ export interface KubeceptionConfig {
   certificateRenewalWindow?: string;
   /** The in-cluster join service: the kubeception image to run (default `localhost/kubeception:v0.1.0`). */
   joinService?: { image?: string };
+}
+
+/** A Pod Security Standards level (Pod Security Admission's names). */
+export type PodSecurityLevel = 'privileged' | 'baseline' | 'restricted';
+
+/**
+ * `apiServer.auditLog` as written: kube-apiserver's audit log (CIS 1.2.16–1.2.19) with kubeception's
+ * policy. Defaults in {@link AuditLogSettings}.
+ */
+export interface AuditLogConfig {
+  /** True: no audit policy and no audit log. Default false. */
+  disabled?: boolean;
+  /** Directory of the log files on each control-plane node (absolute). Default `/var/log/kubernetes/audit`. */
+  dir?: string;
+  /** `--audit-log-maxage`: days a rotated file is kept. Default 30 (the benchmark's minimum). */
+  maxAgeDays?: number;
+  /** `--audit-log-maxbackup`: rotated files kept. Default 10. */
+  maxBackups?: number;
+  /** `--audit-log-maxsize`: megabytes before a file is rotated. Default 100. */
+  maxSizeMB?: number;
+}
+
+/** `apiServer.auditLog` resolved. */
+export interface AuditLogSettings {
+  disabled: boolean;
+  dir: string;
+  maxAgeDays: number;
+  maxBackups: number;
+  maxSizeMB: number;
+}
+
+/**
+ * `apiServer.podSecurity` as written: Pod Security Admission's cluster-wide defaults, for namespaces
+ * without `pod-security.kubernetes.io/*` labels. Defaults in {@link PodSecuritySettings}.
+ */
+export interface PodSecurityConfig {
+  /** True: no AdmissionConfiguration (every namespace unlabelled is `privileged`, upstream's default). Default false. */
+  disabled?: boolean;
+  /** Default `baseline`. */
+  enforce?: PodSecurityLevel;
+  /** Default `restricted`. */
+  warn?: PodSecurityLevel;
+  /** Default `restricted`. */
+  audit?: PodSecurityLevel;
+  /** Namespaces exempt besides `kube-system` (where the control plane and the addons run). */
+  exemptNamespaces?: string[];
+}
+
+/** `apiServer.podSecurity` resolved; `exemptNamespaces` includes `kube-system`, sorted. */
+export interface PodSecuritySettings {
+  disabled: boolean;
+  enforce: PodSecurityLevel;
+  warn: PodSecurityLevel;
+  audit: PodSecurityLevel;
+  exemptNamespaces: string[];
 }
 
 /** `etcd.snapshots` as written (every field optional; defaults in {@link EtcdSnapshotSettings}). */
@@ -141,7 +200,7 @@ export interface ResolvedConfig {
   certificatesDir: string;
   encryptionAlgorithm: EncryptionAlgorithm;
   imageRepository: string;
-  apiServer: { extraSANs: string[]; extraArgs: ExtraArgs };
+  apiServer: { extraSANs: string[]; extraArgs: ExtraArgs; auditLog: AuditLogSettings; secretsEncryption: { disabled: boolean }; podSecurity: PodSecuritySettings };
   controllerManager: { extraArgs: ExtraArgs };
   scheduler: { extraArgs: ExtraArgs };
   etcd: { dataDir: string; extraArgs: ExtraArgs; snapshots: EtcdSnapshotSettings };

@@ -8,7 +8,7 @@ import { InputError } from './errors.ts';
 import { didYouMean } from './util/suggest.ts';
 
 /** The CLI's commands. */
-export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'etcd', 'status', 'upgrade', 'reset', 'serve-join', 'approve-csrs'] as const;
+export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'etcd', 'secrets', 'status', 'upgrade', 'reset', 'serve-join', 'approve-csrs'] as const;
 
 export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
@@ -40,6 +40,8 @@ export const USAGE = `usage:
                                                etcd, apiservers, leaders, nodes, pod network, CoreDNS, join
                                                service, CSR approver, certificates, recovery copy, snapshots,
                                                upgrade; exit 0 healthy, 1 unhealthy
+  kubeception secrets rotate-key [--output json]     (on the bootstrap node) a new encryption-at-rest key for
+                                               Secrets: added, made first, every Secret rewritten, the old one dropped
   kubeception upgrade plan [vX.Y.Z] [--output json]   versions now and after, and the version-skew checks
   kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
   kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro

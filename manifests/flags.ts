@@ -14,6 +14,7 @@ import { ETCD_CLIENT_PORT } from '../lib/constants.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { serverTLSBootstrap } from '../lib/config/kubelet-defaults.ts';
 import { url } from '../lib/net/cidr.ts';
+import { hardeningFlags } from './apiserver-hardening.ts';
 import type { ExtraArgs, ResolvedConfig } from '../lib/types.ts';
 
 /** PKI files a control-plane component reads, by path relative to `certificatesDir` (kubeadm's names). */
@@ -116,6 +117,8 @@ export function apiServerFlags(config: ResolvedConfig, at: Locate, port: number,
     'enable-admission-plugins': 'NodeRestriction',
     'enable-bootstrap-token-auth': 'true',
     ...NO_PROFILING,
+    // Audit log, encryption at rest, Pod Security Admission defaults (CIS): manifests/apiserver-hardening.ts.
+    ...hardeningFlags(config, instance),
     'etcd-cafile': at('etcd/ca.crt'),
     'etcd-certfile': at('apiserver-etcd-client.crt'),
     'etcd-keyfile': at('apiserver-etcd-client.key'),

@@ -22,6 +22,7 @@ import { apiserverUrls } from '../lib/k8s/endpoints.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
 import { MANAGED_BY, NAMESPACE, type Manifest } from './common.ts';
 import { PKI_FILES, type PkiFile } from './flags.ts';
+import { hardeningFiles } from './apiserver-hardening.ts';
 
 /**
  * The files this node's self-hosted components read, as read by the caller (only for the digest and
@@ -32,6 +33,8 @@ import { PKI_FILES, type PkiFile } from './flags.ts';
 export interface SelfHostedInputs {
   pki: Record<PkiFile, string>;
   kubeconfigs: { controllerManager: string; scheduler: string };
+  /** The text of each of the apiserver's hardening files, by absolute path (every `hardeningFiles(config)` entry is required). */
+  apiServerFiles?: Record<string, string>;
 }
 
 /** The PKI files each component reads (from the host's `certificatesDir`); every component also gets a ServiceAccount of its name. */
@@ -71,6 +74,8 @@ function inputError(what: string, why: string): KubeceptionError {
 export function checkInputs(config: ResolvedConfig, inputs: SelfHostedInputs): void {
   for (const file of PKI_FILES)
     if (!inputs.pki[file]?.includes('-----BEGIN ')) throw inputError(`inputs.pki['${file}']`, 'missing or not PEM');
+  for (const path of hardeningFiles(config))
+    if (inputs.apiServerFiles?.[path] === undefined) throw inputError(`inputs.apiServerFiles['${path}']`, 'missing: the kube-apiserver reads it (apiServer.auditLog, podSecurity, secretsEncryption)');
   const final = apiserverUrls(config).loopback;
   for (const [name, text] of Object.entries(inputs.kubeconfigs)) {
     const { server } = parseKubeconfig(text, `inputs.kubeconfigs.${name}`);
@@ -82,6 +87,8 @@ export function checkInputs(config: ResolvedConfig, inputs: SelfHostedInputs): v
 export function filesDigest(component: SelfHostedComponent, inputs: SelfHostedInputs): string {
   const h = createHash('sha256');
   for (const file of COMPONENT_PKI_FILES[component]) h.update(`${file}\0${inputs.pki[file]}\0`);
+  // The hardening files (their paths, so turning one on or off rolls too): kube-apiserver only.
+  if (component === 'kube-apiserver') for (const [path, text] of Object.entries(inputs.apiServerFiles ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) h.update(`${path}\0${text}\0`);
   if (component === 'kube-controller-manager') h.update(`kubeconfig\0${inputs.kubeconfigs.controllerManager}\0`);
   if (component === 'kube-scheduler') h.update(`kubeconfig\0${inputs.kubeconfigs.scheduler}\0`);
   return h.digest('hex');

@@ -30,6 +30,7 @@ import {
   NAMESPACE, probeHost, type Manifest, type ManifestObject,
 } from './common.ts';
 import { kubeconfigPaths } from '../lib/k8s/endpoints.ts';
+import { hardeningMounts } from './apiserver-hardening.ts';
 import { apiServerFlags, controllerManagerFlags, schedulerFlags, type Locate } from './flags.ts';
 import { checkInputs, FILES_DIGEST, filesDigest, selfHostedServiceAccounts, SELF_HOSTED_COMPONENTS, type SelfHostedComponent, type SelfHostedInputs } from './self-hosted-inputs.ts';
 
@@ -39,7 +40,7 @@ export type { SelfHostedInputs } from './self-hosted-inputs.ts';
 function hostMounts(config: ResolvedConfig, component: SelfHostedComponent): ReturnType<typeof hostPathMount>[] {
   const kc = kubeconfigPaths(config);
   const pki = hostPathMount('k8s-certs', config.certificatesDir, 'Directory');
-  if (component === 'kube-apiserver') return [pki];
+  if (component === 'kube-apiserver') return [pki, ...hardeningMounts(config)];
   if (component === 'kube-controller-manager') return [pki, hostPathMount('kubeconfig', kc.controllerManager, 'File')];
   return [hostPathMount('kubeconfig', kc.scheduler, 'File')];
 }

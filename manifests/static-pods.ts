@@ -18,7 +18,9 @@
  * Volumes are read-only hostPaths at the same path inside the container (kubeadm's way):
  * `certificatesDir` for the apiserver and controller-manager, and only the one kubeconfig file each
  * controller needs from the distro's `secretsDir` (not the directory: on Debian that is
- * `/etc/kubernetes`, which also holds `admin.conf`, a `system:masters` credential).
+ * `/etc/kubernetes`, which also holds `admin.conf`, a `system:masters` credential). The apiserver
+ * adds its hardening files and the audit log directory, its one writable mount
+ * (./apiserver-hardening.ts).
  * @see https://kubernetes.io/docs/tasks/configure-pod-container/static-pod/
  * @see kubernetes/cmd/kubeadm/app/phases/controlplane/manifests.go
  */
@@ -27,6 +29,7 @@ import type { V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
 import { kubeconfigPaths } from '../lib/k8s/endpoints.ts';
 import type { ResolvedConfig } from '../lib/types.ts';
 import { componentLabels, controlPlanePorts, hostPathMount, image, NAMESPACE, type ImageName, type Manifest } from './common.ts';
+import { hardeningMounts } from './apiserver-hardening.ts';
 import { apiServerFlags, controllerManagerFlags, schedulerFlags, type Locate } from './flags.ts';
 
 /** A static pod and the file name the caller writes it to under `distro.paths.staticPodPath`. */
@@ -77,7 +80,7 @@ export function bootstrapStaticPods(config: ResolvedConfig): StaticPodManifest[]
   const cmKubeconfig = hostPathMount('kubeconfig', kc.bootstrapControllerManager, 'File');
   const schedulerKubeconfig = hostPathMount('kubeconfig', kc.bootstrapScheduler, 'File');
   return [
-    staticPod(config, 'kube-apiserver', apiServerFlags(config, at, ports.apiServer, 'bootstrap'), [pki()]),
+    staticPod(config, 'kube-apiserver', apiServerFlags(config, at, ports.apiServer, 'bootstrap'), [pki(), ...hardeningMounts(config)]),
     staticPod(config, 'kube-controller-manager', controllerManagerFlags(config, at, kc.bootstrapControllerManager, ports.controllerManager, 'bootstrap'), [pki(), cmKubeconfig]),
     staticPod(config, 'kube-scheduler', schedulerFlags(config, kc.bootstrapScheduler, ports.scheduler, 'bootstrap'), [schedulerKubeconfig]),
   ];

@@ -3,11 +3,11 @@
  * phase names). Copy this file to ./tasks/bootstrap.ts on a site and edit it: the CLI prefers the
  * working directory's copy. Steps only export data; nothing runs at import time.
  *
- * preflight → certs → kubeconfig → kubelet-config → bootstrap-control-plane → kubelet-start → etcd →
+ * preflight → certs → kubeconfig → kubelet-config → apiserver-config → bootstrap-control-plane → kubelet-start → etcd →
  * wait-bootstrap-control-plane → bootstrap-scheduler → self-hosted-control-plane → wait-node-registered →
  * mark-control-plane → addon/kube-proxy → addon/coredns → bootstrap-token → join-service → recovery-watcher →
  * etcd-snapshot-schedule → wait-self-hosted-control-plane → addon/flannel → apiserver-recovery → wait-join-service → kubelet-pivot →
- * remove-bootstrap-control-plane
+ * remove-bootstrap-control-plane → secrets-encryption
  */
 import { step, task, type Task } from 'kubeception/dsl';
 import {
@@ -15,6 +15,7 @@ import {
   applyFlannel,
   applyKubeProxy,
   applySelfHostedControlPlane,
+  ensureApiServerConfig,
   controlPlaneChecks,
   disabledEarlier,
   ensureBootstrapToken,
@@ -25,6 +26,7 @@ import {
   ensureKubeletConfig,
   ensureRecovery,
   ensureRecoveryWatcher,
+  ensureSecretsEncrypted,
   markControlPlane,
   networkChecks,
   noPodNetwork,
@@ -50,8 +52,11 @@ export default task('bootstrap', [
   step('certs').needs('preflight').title('certs: reconcile the PKI').run(reconcileCerts),
   step('kubeconfig').needs('certs').title('kubeconfig: admin, controller-manager, scheduler, kubelet').run(ensureKubeconfigs),
   step('kubelet-config').needs('kubeconfig').title('kubelet-config: config.yaml, unit drop-in, kubeconfig target').run(ensureKubeletConfig),
+  // The audit policy, the Pod Security admission config and the encryption key (CIS defaults), which
+  // both apiservers read.
+  step('apiserver-config').needs('certs').title('apiserver-config: audit policy, admission config, encryption config').run(ensureApiServerConfig),
   step('bootstrap-control-plane')
-    .needs('certs', 'kubeconfig')
+    .needs('certs', 'kubeconfig', 'apiserver-config')
     .title('bootstrap-control-plane: static pods for the temporary kube-apiserver and kube-controller-manager')
     .skipIf(selfHostedServing)
     .run(writeBootstrapControlPlane),
@@ -72,7 +77,7 @@ export default task('bootstrap', [
     .skipIf(selfHostedServing)
     .run(writeBootstrapScheduler),
   step('self-hosted-control-plane')
-    .needs('wait-bootstrap-control-plane', 'bootstrap-scheduler')
+    .needs('wait-bootstrap-control-plane', 'bootstrap-scheduler', 'apiserver-config')
     .title('self-hosted-control-plane: apply kube-apiserver, kube-controller-manager, kube-scheduler')
     .retry({ tries: 3, delayMs: 2_000 })
     .run(applySelfHostedControlPlane),
@@ -128,4 +133,10 @@ export default task('bootstrap', [
     .needs('kubelet-pivot')
     .title('remove-bootstrap-control-plane: no bootstrap static pods left; the kubernetes Service on the final port')
     .run(removeBootstrapControlPlane),
+  // Once only the self-hosted apiservers run (with the current encryption config): Secrets written
+  // before, or with an older key, are written again with the current one.
+  step('secrets-encryption')
+    .needs('remove-bootstrap-control-plane')
+    .title('secrets-encryption: every Secret stored with the encryption config\'s current key')
+    .run(ensureSecretsEncrypted),
 ]) satisfies Task<BootstrapContext>;

@@ -8,7 +8,7 @@
  *
  * worker:        preflight → discovery → kubelet-config ‖ kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap →
  *                wait-kubelet-serving-cert ‖ wait-node-network   (‖: at the same time — the task is concurrent)
- * control plane: preflight → discovery → control-plane-certs → certs → kubeconfig → etcd-join → kubelet-config ‖
+ * control plane: preflight → discovery → control-plane-certs → certs → kubeconfig → apiserver-config → etcd-join → kubelet-config ‖
  *                kubelet-client-cert → kubelet-start → wait-kubelet-bootstrap → wait-kubelet-serving-cert ‖ mark-control-plane → control-plane-spread →
  *                wait-local-apiserver → apiserver-recovery; etcd-join → etcd-snapshot-schedule
  */
@@ -18,6 +18,7 @@ import {
   controlPlaneJoinChecks,
   discover,
   ensureEtcdSnapshotSchedule,
+  ensureJoinedApiServerConfig,
   ensureJoinedKubeconfigs,
   ensureRecovery,
   fetchControlPlaneCerts,
@@ -57,8 +58,10 @@ export default task('join', [
     .run(fetchControlPlaneCerts),
   step('certs').needs('control-plane-certs').title('certs: this node\'s leaf certificates').skipIf(notControlPlaneJoin).run(reconcileCerts),
   step('kubeconfig').needs('certs').title('kubeconfig: admin (controlPlaneEndpoint), controller-manager, scheduler').skipIf(notControlPlaneJoin).run(ensureJoinedKubeconfigs),
+  // The apiserver's hardening files; the encryption config came with the shared keys.
+  step('apiserver-config').needs('certs').title('apiserver-config: audit policy, admission config; the cluster\'s encryption config').skipIf(notControlPlaneJoin).run(ensureJoinedApiServerConfig),
   step('etcd-join')
-    .needs('kubeconfig')
+    .needs('kubeconfig', 'apiserver-config')
     .title('etcd-join: add this host as a learner, start etcd, promote it')
     .skipIf(notControlPlaneJoin)
     .timeout(240_000)

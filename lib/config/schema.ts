@@ -11,6 +11,7 @@ import type { DistroSettings, KubeceptionConfig } from '../types.ts';
 const extraArgs = z.record(z.string(), z.string());
 const port = z.number().int();
 const str = z.string();
+const psaLevel = z.enum(['privileged', 'baseline', 'restricted']);
 
 /**
  * `kubelet.extraConfig`: KubeletConfiguration (kubelet.config.k8s.io/v1beta1) fields, typed where the
@@ -57,7 +58,15 @@ const configSchema = z.strictObject({
   certificatesDir: str.optional(),
   encryptionAlgorithm: z.enum(['RSA-2048', 'RSA-3072', 'RSA-4096', 'ECDSA-P256', 'ECDSA-P384']).optional(),
   imageRepository: str.optional(),
-  apiServer: z.strictObject({ extraSANs: z.array(str).optional(), extraArgs: extraArgs.optional() }).optional(),
+  apiServer: z
+    .strictObject({
+      extraSANs: z.array(str).optional(),
+      extraArgs: extraArgs.optional(),
+      auditLog: z.strictObject({ disabled: z.boolean().optional(), dir: str.optional(), maxAgeDays: z.number().optional(), maxBackups: z.number().optional(), maxSizeMB: z.number().optional() }).optional(),
+      secretsEncryption: z.strictObject({ disabled: z.boolean().optional() }).optional(),
+      podSecurity: z.strictObject({ disabled: z.boolean().optional(), enforce: psaLevel.optional(), warn: psaLevel.optional(), audit: psaLevel.optional(), exemptNamespaces: z.array(str).optional() }).optional(),
+    })
+    .optional(),
   controllerManager: z.strictObject({ extraArgs: extraArgs.optional() }).optional(),
   scheduler: z.strictObject({ extraArgs: extraArgs.optional() }).optional(),
   etcd: z

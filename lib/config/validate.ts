@@ -22,6 +22,7 @@ import { RESERVED_FLAGS } from '../../manifests/flags.ts';
 import { resolveAddons } from './addons.ts';
 import { certificateLifetimes, checkDirs, checkEtcdExtraArgs, checkExtraArgValues, checkKubeletExtraConfig } from './limits.ts';
 import { resolveSnapshots } from './snapshots.ts';
+import { resolveApiServerHardening } from './hardening.ts';
 import { KUBERNETES_MINORS, kubernetesMinor, minorVersions, SUPPORTED_MINORS } from '../../manifests/addons/versions.ts';
 import * as C from '../constants.ts';
 import type { DistroSettings, KubeceptionConfig, ResolvedConfig } from '../types.ts';
@@ -236,7 +237,7 @@ export function resolveConfig(cfg: KubeceptionConfig, distro: DistroSettings, fa
     certificatesDir: dirs.certificatesDir,
     encryptionAlgorithm,
     imageRepository,
-    apiServer: { extraSANs, extraArgs: cfg.apiServer?.extraArgs ?? {} },
+    apiServer: { extraSANs, extraArgs: cfg.apiServer?.extraArgs ?? {}, ...resolveApiServerHardening(cfg, distro, dirs, file) },
     controllerManager: { extraArgs: cfg.controllerManager?.extraArgs ?? {} },
     scheduler: { extraArgs: cfg.scheduler?.extraArgs ?? {} },
     etcd: { dataDir: dirs.dataDir, extraArgs: cfg.etcd?.extraArgs ?? {}, snapshots: resolveSnapshots(cfg, distro, dirs, file) },

@@ -2,8 +2,9 @@
  * The PKI part of an etcd snapshot and the key that encrypts it. A restore needs, besides etcd's
  * data, the cluster's shared keys — the same files kubeadm hands to a joining control-plane node
  * ({@link SHARED_FILES}: cluster CA, service-account key pair, front-proxy CA, etcd CA); every leaf
- * can be re-issued from them. kubeception configures no encryption at rest, so there is no
- * encryption-provider key to add.
+ * can be re-issued from them. The encryption config of Secrets ({@link OPTIONAL_SHARED_FILES}: the
+ * encryption-at-rest key) is in it too when the node has one: without it, the Secrets in the
+ * snapshot's data cannot be read.
  *
  * The part (`pki.enc`) is one AES-256-GCM sealed JSON document `{ files: { "<path under
  * certificatesDir>": "<base64>" } }` (lib/util/seal.ts), its additional data binding the bundle's
@@ -15,7 +16,7 @@ import { promises as fs } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { HostStateError, SnapshotError } from '../errors.ts';
-import { SHARED_FILES } from '../join/certificate-key.ts';
+import { OPTIONAL_SHARED_FILES, SHARED_FILES } from '../join/certificate-key.ts';
 import { seal, unseal } from '../util/seal.ts';
 import type { HostFiles } from '../host/files.ts';
 import type { ResolvedConfig } from '../types.ts';
@@ -51,7 +52,7 @@ export async function snapshotKey(files: HostFiles, keyFile: string, create: boo
 }
 
 /**
- * Seals this node's shared PKI files for the bundle `name`.
+ * Seals this node's shared PKI files (and its encryption config, if any) for the bundle `name`.
  * @returns the sealed bytes and the file names (relative to certificatesDir) inside.
  * @throws HostStateError `pki-missing` (exit 2) naming the first shared file that is absent.
  */
@@ -63,13 +64,18 @@ export async function sealPki(config: ResolvedConfig, files: HostFiles, key: Buf
     if (text === undefined) throw new HostStateError('pki-missing', { what: path, why: 'a shared key of the cluster is missing on this node: a snapshot without it cannot restore the cluster', fix: 'take the snapshot on a control-plane node that has the full PKI (run `kubeception run bootstrap` here if it is the first one)' });
     out[rel] = Buffer.from(text).toString('base64');
   }
+  for (const [rel] of OPTIONAL_SHARED_FILES) {
+    const text = await files.read(join(config.certificatesDir, rel));
+    if (text !== undefined) out[rel] = Buffer.from(text).toString('base64');
+  }
   return { sealed: seal(key, Buffer.from(JSON.stringify({ files: out })), aad(name)), files: Object.keys(out) };
 }
 
 /**
  * Opens a bundle's PKI part.
  * @param file the part's path, named in errors.
- * @returns path under certificatesDir → bytes, every {@link SHARED_FILES} entry present.
+ * @returns path under certificatesDir → bytes, every {@link SHARED_FILES} entry present, and each
+ *   {@link OPTIONAL_SHARED_FILES} entry the part holds.
  * @throws SnapshotError `snapshot-pki` (exit 2): the key does not open it (another key, or the part was
  *   altered or moved from another bundle), or a shared file is missing inside.
  */
@@ -87,6 +93,10 @@ export function openPki(key: Buffer, sealed: Buffer, name: string, file: string,
     const v = doc.files?.[rel];
     if (typeof v !== 'string') throw new SnapshotError('snapshot-pki', { what: file, why: `it decrypts but holds no ${rel}`, fix: 'take a new snapshot and delete this one' });
     out[rel] = Buffer.from(v, 'base64');
+  }
+  for (const [rel] of OPTIONAL_SHARED_FILES) {
+    const v = doc.files?.[rel];
+    if (typeof v === 'string') out[rel] = Buffer.from(v, 'base64');
   }
   return out;
 }

@@ -39,6 +39,13 @@ export const SHARED_FILES = [
   ['etcd/ca.crt', 'etcd-ca.crt'], ['etcd/ca.key', 'etcd-ca.key'],
 ] as const;
 
+/**
+ * Files handed over when this node has them, relative to `certificatesDir`, and their Secret keys:
+ * the encryption config of Secrets (its key; absent when `apiServer.secretsEncryption` was never on).
+ * A joining apiserver without it could not read the cluster's Secrets.
+ */
+export const OPTIONAL_SHARED_FILES = [['encryption-config.yaml', 'encryption-config.yaml']] as const;
+
 export const CERTIFICATE_KEY_RE = /^[0-9a-f]{64}$/;
 
 /** A new random certificate key: 64 hex digits (32 bytes). Never log it. */
@@ -66,7 +73,7 @@ export function certificateKeyExpired(why: string): InputError {
 
 /**
  * Decrypts the Secret's `data` with `key`, after checking `expires` against `now`.
- * @returns Secret key → bytes, for every entry of {@link SHARED_FILES}.
+ * @returns Secret key → bytes, for every entry of {@link SHARED_FILES} and each {@link OPTIONAL_SHARED_FILES} entry the Secret has.
  * @throws InputError `certificate-key-expired` (past the expiry), `certificate-key` (the key does not
  *   decrypt: wrong key, or the Secret was altered), `certificate-key-bundle` (a file is missing).
  */
@@ -76,7 +83,8 @@ export function decryptFiles(key: string, data: Record<string, string>, expires:
   if (at <= now.getTime()) throw certificateKeyExpired(`expired at ${expires}`);
   const k = Buffer.from(key, 'hex');
   const out: Record<string, Buffer> = {};
-  for (const [, name] of SHARED_FILES) {
+  const optional = OPTIONAL_SHARED_FILES.map(([, name]) => name).filter((name) => data[name] !== undefined);
+  for (const name of [...SHARED_FILES.map(([, n]) => n), ...optional]) {
     const raw = data[name] === undefined ? undefined : Buffer.from(data[name]!, 'base64');
     if (!raw || raw.length < SEAL_OVERHEAD)
       throw new InputError('certificate-key-bundle', { what: `Secret kube-system/${CERTS_SECRET} key ${name}`, why: 'missing or truncated', fix });

@@ -1,6 +1,6 @@
 /**
  * `kubeception certs upload [--ttl 2h]` (kubeadm's `init phase upload-certs --upload-certs`): encrypts
- * this control-plane node's shared keys under a new certificate key into the Secret
+ * this control-plane node's shared keys (and its encryption config, if any) under a new certificate key into the Secret
  * `kube-system/kubeception-certs` (see ./certificate-key.ts), creates a bootstrap token valid as long
  * as the key, and returns the control-plane join command. The certificate key and the token are in
  * the returned command only: the caller prints it once, on purpose, and registers both as secrets so
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { ConfigError, HostStateError, InputError } from '../errors.ts';
 import { generateToken, tokenSecret } from './token.ts';
 import { caCertHash, createToken, joinCommand } from './tokens-api.ts';
-import { CERTS_SECRET, certsRbac, ETCD_CLIENT_URLS_ANNOTATION, encryptFiles, EXPIRES_ANNOTATION, generateCertificateKey, MAX_CERTIFICATE_KEY_TTL_MS, SHARED_FILES } from './certificate-key.ts';
+import { CERTS_SECRET, certsRbac, ETCD_CLIENT_URLS_ANNOTATION, encryptFiles, EXPIRES_ANNOTATION, generateCertificateKey, MAX_CERTIFICATE_KEY_TTL_MS, OPTIONAL_SHARED_FILES, SHARED_FILES } from './certificate-key.ts';
 import type { Cluster, KubernetesObject } from '../k8s/client.ts';
 import type { HostFiles } from '../host/files.ts';
 import type { ResolvedConfig } from '../types.ts';
@@ -55,6 +55,10 @@ export async function uploadCerts(api: Cluster, config: ResolvedConfig, files: H
     const text = await files.read(path);
     if (text === undefined) throw new HostStateError('pki-missing', { what: path, why: 'a shared key of the cluster is missing on this node', fix: 'run `kubeception certs upload` on a control-plane node that has the full PKI' });
     plain[name] = Buffer.from(text);
+  }
+  for (const [file, name] of OPTIONAL_SHARED_FILES) {
+    const text = await files.read(join(config.certificatesDir, file));
+    if (text !== undefined) plain[name] = Buffer.from(text);
   }
   if (holdNodeNames.length) await holdControlPlaneNames(api, holdNodeNames);
   const expires = new Date(now.getTime() + ttlMs).toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { ETCD_OWNER_MARKER } from '../constants.ts';
 import { chainOwnership, CANDIDATE_LINK, linkIsOurs, proofOf, RESET_JOURNAL, type OwnershipFacts } from './ownership.ts';
 import { foreignChains, ourChains } from './netfilter.ts';
+import { hardeningPaths } from '../../manifests/apiserver-hardening.ts';
 import { CANDIDATE_NETNS, isCandidate, ownedPaths, scannedDirs, structuralDirs } from './owned.ts';
 import type { Context } from '../context.ts';
 import type { ResetOptions } from '../steps/contexts.ts';
@@ -151,6 +152,8 @@ export async function files(ctx: Ctx, f: OwnershipFacts, foreignMounts: readonly
   if (await ctx.files.exists(env)) await judge(env);
   const etcd = config.etcd.dataDir;
   if ((await ctx.files.list(etcd)).length > 0 && !ctx.options.keepEtcdData) (await ctx.files.exists(join(etcd, ETCD_OWNER_MARKER)) ? ours : foreign).add(etcd);
+  // --keep-etcd-data keeps the encryption-at-rest key too: the kept data's Secrets are readable only with it.
+  if (ctx.options.keepEtcdData) ours.delete(hardeningPaths(config).encryptionConfig);
   // A tree of ours that holds a foreign mount point stays (its other content goes: removeTree skips the mount).
   for (const m of foreignMounts) foreign.add(`${m} (mount point, kept)`);
   const dirs = [...(f.recorded ?? [])].filter(([p, k]) => k === 'dir' && !ours.has(p)).map(([p]) => p);

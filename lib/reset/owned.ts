@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { KUBECONFIG, KUBELET_CONFIG, KUBELET_KUBECONFIG, KUBELET_SYSCTL_FILE } from '../constants.ts';
 import { certSpecs, saKeyPairSpec } from '../pki/certs.ts';
 import { SNAPSHOT_SERVICE, SNAPSHOT_TIMER } from '../etcd/snapshot-schedule.ts';
+import { hardeningPaths } from '../../manifests/apiserver-hardening.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 /** Process names (`comm`, at most 15 characters) of components a kubeception host runs. */
@@ -53,6 +54,8 @@ export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
     join(p.systemdDir, RECOVERY_UNIT),
     join(p.systemdDir, SNAPSHOT_SERVICE), join(p.systemdDir, SNAPSHOT_TIMER),
     KUBELET_SYSCTL_FILE,
+    // The apiserver's hardening files (the audit log directory is kept, as kubeadm reset keeps logs).
+    ...Object.values(hardeningPaths(config)).filter((v): v is string => typeof v === 'string'),
   ];
   const trees = [
     join(p.secretsDir, 'recovery'),

@@ -5,6 +5,7 @@
  * (reported, never deleted) and what was kept on purpose (`--keep-etcd-data`). Read-only: every probe runs
  * through `ctx.sh.read` / `ctx.files`, so it also runs under `--dry-run`.
  */
+import { hardeningPaths } from '../../manifests/apiserver-hardening.ts';
 import { cidrContains, parseCidr, type Cidr } from '../net/cidr.ts';
 import { OWNED_MANIFEST } from '../host/owned-manifest.ts';
 import { chains, files, links, mounts, netns, read } from './cluster-state.ts';
@@ -79,6 +80,8 @@ export async function residueReport(ctx: Ctx): Promise<ResidueReport> {
   const l = await links(ctx, facts);
   const c = await chains(ctx, facts);
   const kept = ctx.options.keepEtcdData && (await ctx.files.list(ctx.config.etcd.dataDir)).length > 0 ? [ctx.config.etcd.dataDir] : [];
+  const encryption = hardeningPaths(ctx.config).encryptionConfig;
+  if (ctx.options.keepEtcdData && (await ctx.files.exists(encryption))) kept.push(encryption);
   // A path of ours that holds a foreign mount point is kept around it: not residue (the mount point is listed foreign).
   const holdsMount = (p: string) => m.foreign.some((x) => x === p || x.startsWith(`${p}/`));
   const residue = {

@@ -14,6 +14,7 @@
  * every name the shipped task files import exists.
  */
 export * from './addons/addons.ts';
+export * from './bootstrap/apiserver-config.ts';
 export * from './bootstrap/certs.ts';
 export * from './bootstrap/container-runtime.ts';
 export * from './contexts.ts';
@@ -46,6 +47,7 @@ export * from './restore/restore-preflight.ts';
 export * from './preflight/runtime-versions.ts';
 export * from './self-hosted/control-plane.ts';
 export * from './self-hosted/self-hosted.ts';
+export * from './self-hosted/secrets-encryption.ts';
 export * from './upgrade/upgrade-node.ts';
 export * from './upgrade/upgrade.ts';
 export * from './upgrade/version-check.ts';

@@ -16,7 +16,8 @@ test('plan bootstrap: ordered steps with their needs', async () => {
   const ids = lines.map((l) => l.trim().split(/\s+/)[1]);
   assert.deepEqual(ids.slice(0, 3), ['preflight', 'certs', 'kubeconfig']);
   assert.ok(ids.indexOf('kubelet-start') < ids.indexOf('etcd'), 'etcd starts while the kubelet creates the bootstrap pods');
-  assert.equal(ids.at(-1), 'remove-bootstrap-control-plane');
+  assert.deepEqual(ids.slice(-2), ['remove-bootstrap-control-plane', 'secrets-encryption'], 'Secrets are rewritten once only the self-hosted apiservers run');
+  assert.ok(ids.indexOf('apiserver-config') < ids.indexOf('bootstrap-control-plane'), 'the hardening files are there before the bootstrap apiserver starts');
   assert.ok(ids.indexOf('join-service') < ids.indexOf('wait-self-hosted-control-plane'), 'the join service goes in while the self-hosted apiserver starts');
   assert.ok(ids.indexOf('apiserver-recovery') < ids.indexOf('kubelet-pivot'), 'the recovery copy is in place before the pivot');
   assert.ok(ids.indexOf('wait-bootstrap-control-plane') < ids.indexOf('bootstrap-scheduler') && ids.indexOf('bootstrap-scheduler') < ids.indexOf('self-hosted-control-plane'), 'the bootstrap scheduler starts once the bootstrap apiserver is ready, before the self-hosted pods exist');

@@ -12,6 +12,7 @@ import { probeApiserver, waitApiserver, type Which } from '../../k8s/apiserver.t
 import { bootstrapStaticPods } from '../../../manifests/static-pods.ts';
 import { kubeletRestart, kubeletRestartPending, kubeletTarget } from './kubelet.ts';
 import { markPending } from '../../host/pending.ts';
+import { apiServerConfigFallback } from './apiserver-config.ts';
 import { crashPoint } from '../../engine/crash.ts';
 import { imagePullError, staticPodTrouble } from '../../k8s/static-pod-state.ts';
 import type { Context } from '../../context.ts';
@@ -77,6 +78,7 @@ async function writeStaticPods(ctx: Context, pods: { file: string; pod: object }
 
 /** `bootstrap-control-plane`: writes the bootstrap kube-apiserver and kube-controller-manager static pods. */
 export async function writeBootstrapControlPlane(ctx: Context): Promise<StepOutcome> {
+  await apiServerConfigFallback(ctx, true);
   const pods = bootstrapStaticPods(ctx.config).filter((p) => p.file !== BOOTSTRAP_SCHEDULER);
   const written = await writeStaticPods(ctx, pods, () => crashPoint('first-manifest-written'));
   return { changed: written.length > 0, detail: written.length ? `wrote ${written.join(', ')}` : 'manifests up to date' };

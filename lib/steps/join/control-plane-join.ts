@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { CONTROL_PLANE_LABEL } from '../../constants.ts';
 import { ConfigError, HostStateError, InputError, KubeceptionError, TimeoutError } from '../../errors.ts';
 import { call } from '../../join/client.ts';
-import { CERTIFICATE_KEY_RE, CERTS_SECRET, certificateKeyExpired, decryptFiles, ETCD_CLIENT_URLS_ANNOTATION, EXPIRES_ANNOTATION, SHARED_FILES } from '../../join/certificate-key.ts';
+import { CERTIFICATE_KEY_RE, CERTS_SECRET, certificateKeyExpired, decryptFiles, ETCD_CLIENT_URLS_ANNOTATION, EXPIRES_ANNOTATION, OPTIONAL_SHARED_FILES, SHARED_FILES } from '../../join/certificate-key.ts';
 import { etcdPeerUrl } from '../../etcd/config.ts';
 import { memberByPeerUrl, votingMembers } from '../../etcd/members.ts';
 import { spkiSha256 } from '../../pki/x509.ts';
@@ -38,6 +38,7 @@ import { joinFlagChecks } from './join.ts';
 import { controlPlaneNodeCount } from '../self-hosted/self-hosted.ts';
 import { holdJoiningName } from './control-plane-identity.ts';
 import { labelAndTaintControlPlane } from '../self-hosted/control-plane.ts';
+import { apiServerConfigFallback } from '../bootstrap/apiserver-config.ts';
 import type { V1Node } from '../../k8s/client.ts';
 import type { Context } from '../../context.ts';
 import type { JoinContext } from '../contexts.ts';
@@ -111,8 +112,10 @@ export async function fetchControlPlaneCerts(ctx: JoinContext): Promise<StepOutc
   const pins = ctx.options.caCertHash!.split(',').map((p) => p.toLowerCase());
   if (!pins.includes(spkiSha256(files['ca.crt']!.toString(), 'uploaded ca.crt').toLowerCase()))
     throw new InputError('certificate-key-bundle', { what: `Secret kube-system/${CERTS_SECRET} ca.crt`, why: 'it is not the CA the --ca-cert-hash pins', fix: 'upload the certificates again on a control-plane node of this cluster' });
+  // The shared keys, and the encryption config when the upload has one (every control-plane node's apiserver needs the same).
+  const handed = [...SHARED_FILES, ...OPTIONAL_SHARED_FILES.filter(([, name]) => files[name] !== undefined)];
   const conflicts: string[] = [];
-  for (const [file, name] of SHARED_FILES) {
+  for (const [file, name] of handed) {
     const have = await ctx.files.read(sharedPath(ctx, file));
     if (have !== undefined && have !== files[name]!.toString()) conflicts.push(sharedPath(ctx, file));
   }
@@ -128,8 +131,8 @@ export async function fetchControlPlaneCerts(ctx: JoinContext): Promise<StepOutc
   // This node's name is held for a control-plane node before anything is written (refused if a token bought it).
   await holdJoiningName(ctx, j.apiserver, { certPem: files['ca.crt']!.toString(), keyPem: files['ca.key']!.toString() });
   const written: string[] = [];
-  for (const [file, name] of SHARED_FILES) {
-    const mode = file.endsWith('.key') ? 0o600 : 0o644;
+  for (const [file, name] of handed) {
+    const mode = file.endsWith('.crt') || file.endsWith('.pub') ? 0o644 : 0o600;
     if (await ctx.files.write(sharedPath(ctx, file), files[name]!, { mode, dirMode: 0o755 })) written.push(file);
   }
   return { changed: written.length > 0, detail: `${written.length} shared key file(s) written (${written.join(', ') || 'none'})` };
@@ -138,6 +141,8 @@ export async function fetchControlPlaneCerts(ctx: JoinContext): Promise<StepOutc
 /** `mark-control-plane` of a joined node: label and taint, through the controlPlaneEndpoint (its own apiserver starts only once labelled). */
 export async function markJoinedControlPlane(ctx: JoinContext): Promise<StepOutcome> {
   if (ctx.dryRun) return { changed: true, detail: `would label and taint ${CONTROL_PLANE_LABEL}` };
+  // The DaemonSet starts this node's apiserver once labelled: its hardening files first.
+  await apiServerConfigFallback(ctx, false);
   const api = await endpointCluster(ctx);
   const node = await pollUntil(() => api.read<V1Node>({ apiVersion: 'v1', kind: 'Node', metadata: { name: ctx.config.nodeName } }), { timeoutMs: 180_000, intervalMs: 500, signal: ctx.signal });
   if (!node) throw new TimeoutError('node-not-registered', { what: `Node ${ctx.config.nodeName}`, why: 'the kubelet did not register it within 180 s', fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });

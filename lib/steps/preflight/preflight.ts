@@ -12,6 +12,7 @@ import { checkConfigIgnoreIds, checkIgnoreIds } from './preflight-ids.ts';
 import { listeningPorts } from '../../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from '../bootstrap/etcd.ts';
+import { encryptionConfigCheck } from '../bootstrap/apiserver-config.ts';
 import { checkDataDirPath } from '../../etcd/ownership.ts';
 import { controlPlaneUrl, kubeconfigPaths } from '../../k8s/endpoints.ts';
 import { parseKubeconfig } from '../../k8s/kubeconfig.ts';
@@ -149,6 +150,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   containerRuntimeVersionCheck,
   imagePullCheck,
   bootstrapEndpointCheck,
+  encryptionConfigCheck,
   {
     id: `DirAvailable-${pathId(ctx.config.etcd.dataDir)}`,
     async run(c) {

@@ -72,7 +72,7 @@ const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
  * is active, and this node's apiserver answers `/readyz` now: then nothing else on this node can
  * have answered for it (the bootstrap apiserver has its own port; a surge pair is two pods).
  */
-async function rolledOutDaemonSet(ctx: Context, api: Cluster, timeoutMs: number): Promise<V1DaemonSet | undefined> {
+export async function rolledOutDaemonSet(ctx: Context, api: Cluster, timeoutMs: number): Promise<V1DaemonSet | undefined> {
   const look = async () => {
     // A rollout of the apiserver itself may refuse a request for a moment: retry until the deadline.
     const ds = await api.read<V1DaemonSet>({ apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: NAMESPACE } }).catch(() => undefined);

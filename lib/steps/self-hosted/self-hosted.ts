@@ -1,6 +1,7 @@
 /**
  * Reads what the self-hosted control plane reads from the host (PKI files, the final kubeconfigs of
- * kube-controller-manager and kube-scheduler: checked and hashed, never put into an object) and builds
+ * kube-controller-manager and kube-scheduler, the apiserver's hardening files: checked and hashed,
+ * never put into an object) and builds
  * the objects to apply, in apply order, with the manifests/ builders.
  */
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { CONTROL_PLANE_LABEL } from '../../constants.ts';
 import { HostStateError } from '../../errors.ts';
 import { PKI_FILES, type PkiFile } from '../../../manifests/flags.ts';
 import { selfHostedObjects } from '../../../manifests/self-hosted.ts';
+import { hardeningFiles } from '../../../manifests/apiserver-hardening.ts';
 import { LEGACY_KEY_SECRETS } from '../../../manifests/self-hosted-inputs.ts';
 import { kubeconfigPaths } from '../../k8s/endpoints.ts';
 import type { Cluster, KubernetesObject } from '../../k8s/client.ts';
@@ -18,7 +20,7 @@ import type { Context } from '../../context.ts';
 
 async function mustRead(ctx: Pick<Context, 'files'>, path: string): Promise<string> {
   const text = await ctx.files.read(path);
-  if (text === undefined) throw new HostStateError('self-hosted-input', { what: path, why: 'the file is missing', fix: 'run the certs and kubeconfig steps' });
+  if (text === undefined) throw new HostStateError('self-hosted-input', { what: path, why: 'the file is missing', fix: 'run the certs, kubeconfig and apiserver-config steps' });
   return text;
 }
 
@@ -37,7 +39,9 @@ export async function selfHostedManifests(ctx: Context, api?: Cluster): Promise<
   for (const file of PKI_FILES) pki[file] = await mustRead(ctx, join(config.certificatesDir, file));
   const paths = kubeconfigPaths(config);
   const kubeconfigs = { controllerManager: await mustRead(ctx, paths.controllerManager), scheduler: await mustRead(ctx, paths.scheduler) };
-  return selfHostedObjects(config, { pki, kubeconfigs }, { controlPlaneNodes: api ? await controlPlaneNodeCount(api).catch(() => 1) : 1 });
+  const apiServerFiles: Record<string, string> = {};
+  for (const path of hardeningFiles(config)) apiServerFiles[path] = await mustRead(ctx, path);
+  return selfHostedObjects(config, { pki, kubeconfigs, apiServerFiles }, { controlPlaneNodes: api ? await controlPlaneNodeCount(api).catch(() => 1) : 1 });
 }
 
 /**

@@ -72,6 +72,20 @@ test('PKI part: the shared files sealed; opens with its key in its bundle only',
   refused(key, Buffer.alloc(10), name);
 });
 
+test('PKI part: the encryption config (the encryption-at-rest key) is sealed with the shared files when the node has one', async () => {
+  const certificatesDir = join(dir, 'pki-enc');
+  for (const [rel] of SHARED_FILES) {
+    await mkdir(dirname(join(certificatesDir, rel)), { recursive: true });
+    await writeFile(join(certificatesDir, rel), `-----BEGIN ${rel}-----\n`);
+  }
+  await writeFile(join(certificatesDir, 'encryption-config.yaml'), 'secret: c2VjcmV0\n', { mode: 0o600 });
+  const key = Buffer.alloc(32, 9);
+  const { sealed, files: inside } = await sealPki(sampleConfig({ certificatesDir }), files, key, 'n');
+  assert.deepEqual(inside, [...SHARED_FILES.map(([rel]) => rel), 'encryption-config.yaml']);
+  assert.ok(!sealed.toString('latin1').includes('c2VjcmV0'), 'no plaintext in the part');
+  assert.equal(openPki(key, sealed, 'n', '/s/pki.enc', '/k')['encryption-config.yaml']!.toString(), 'secret: c2VjcmV0\n');
+});
+
 test('PKI part: a missing shared file is refused before anything is sealed (pki-missing, exit 2)', async () => {
   const config = sampleConfig({ certificatesDir: join(dir, 'empty') });
   await assert.rejects(sealPki(config, files, Buffer.alloc(32), 'n'), (e: unknown) => e instanceof HostStateError && e.code === 'pki-missing' && e.what === join(dir, 'empty', 'ca.crt'));

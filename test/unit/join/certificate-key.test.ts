@@ -51,3 +51,13 @@ test('certs upload refuses, before any API call, a config without controlPlaneEn
   await assert.rejects(uploadCerts(noApi, sampleConfig(), files, 3_600_000, []), (e) => code('config-invalid')(e) && (e as KubeceptionError).what === 'controlPlaneEndpoint');
   await assert.rejects(uploadCerts(noApi, sampleConfig({ controlPlaneEndpoint: 'cp.example:6443' }), files, 3 * 3_600_000, []), (e) => code('usage')(e) && /at most 2 h/.test((e as KubeceptionError).why));
 });
+
+test('the encryption config travels when the upload has it (optional), and is checked like the keys', () => {
+  const key = generateCertificateKey();
+  const withConfig = { ...plain, 'encryption-config.yaml': Buffer.from('kind: EncryptionConfiguration\n') };
+  const data = encryptFiles(key, withConfig, expires);
+  assert.equal(decryptFiles(key, data, expires, now)['encryption-config.yaml']!.toString(), 'kind: EncryptionConfiguration\n');
+  assert.equal(decryptFiles(key, encryptFiles(key, plain, expires), expires, now)['encryption-config.yaml'], undefined, 'an upload without one (encryption off) still opens');
+  const moved = { ...data, 'encryption-config.yaml': data['ca.key']! };
+  assert.throws(() => decryptFiles(key, moved, expires, now), code('certificate-key'));
+});

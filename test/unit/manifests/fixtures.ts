@@ -9,12 +9,13 @@ import type { ResolvedConfig } from '../../../lib/types.ts';
 import type { Manifest, ManifestObject } from '../../../manifests/common.ts';
 import { PKI_FILES, type PkiFile } from '../../../manifests/flags.ts';
 import type { SelfHostedInputs } from '../../../manifests/self-hosted.ts';
-import { sampleConfig } from '../pki/fixtures.ts';
+import { hardeningFiles } from '../../../manifests/apiserver-hardening.ts';
+import { sampleConfig, type ConfigOverrides } from '../pki/fixtures.ts';
 
 export { sampleConfig };
 
 /** An IPv6 single-stack control plane on fd00:20::2. */
-export function ipv6Config(over: Partial<ResolvedConfig> = {}): ResolvedConfig {
+export function ipv6Config(over: ConfigOverrides = {}): ResolvedConfig {
   return sampleConfig({
     localAPIEndpoint: { advertiseAddress: 'fd00:20::2', bindPort: 6443 },
     networking: { podSubnet: 'fd00:244::/56', serviceSubnet: 'fd00:96::/108', dnsDomain: 'cluster.local' },
@@ -29,7 +30,8 @@ export const pem = (file: string) => `-----BEGIN TEST-----\n${file}\n-----END TE
 export function sampleInputs(config: ResolvedConfig, server = apiserverUrls(config).loopback): SelfHostedInputs {
   const pki = Object.fromEntries(PKI_FILES.map((f) => [f, pem(f)])) as Record<PkiFile, string>;
   const kubeconfig = (user: string) => renderKubeconfig({ server, caPem: pem('ca.crt'), user, certPem: pem(user), keyPem: pem(`${user}.key`) });
-  return { pki, kubeconfigs: { controllerManager: kubeconfig('system:kube-controller-manager'), scheduler: kubeconfig('system:kube-scheduler') } };
+  const apiServerFiles = Object.fromEntries(hardeningFiles(config).map((f) => [f, `text of ${f}\n`]));
+  return { pki, kubeconfigs: { controllerManager: kubeconfig('system:kube-controller-manager'), scheduler: kubeconfig('system:kube-scheduler') }, apiServerFiles };
 }
 
 /** `--name=value` flags of a container's command → map (the first element, the binary, skipped). */

@@ -22,7 +22,15 @@ test('the recovery pod is the DaemonSet pod, with its hostPath volumes as they a
   assert.equal(pod.metadata.name, 'recovery-kube-apiserver');
   assert.deepEqual(pod.spec?.containers, ds.spec!.template.spec?.containers);
   assert.ok(pod.spec?.containers[0]?.command?.includes('--permit-port-sharing=true'));
-  assert.deepEqual(pod.spec?.volumes, [{ name: 'k8s-certs', hostPath: { path: '/etc/kubernetes/pki', type: 'Directory' } }]);
+  // The PKI (with the encryption config in it), the audit policy and log directory, the admission config: the recovery copy keeps every hardening default.
+  assert.deepEqual(pod.spec?.volumes, [
+    { name: 'k8s-certs', hostPath: { path: '/etc/kubernetes/pki', type: 'Directory' } },
+    { name: 'audit-policy', hostPath: { path: '/etc/kubernetes/audit-policy.yaml', type: 'File' } },
+    { name: 'audit-log', hostPath: { path: '/var/log/kubernetes/audit', type: 'DirectoryOrCreate' } },
+    { name: 'admission-config', hostPath: { path: '/etc/kubernetes/admission-config.yaml', type: 'File' } },
+  ]);
+  for (const flag of ['--audit-policy-file=/etc/kubernetes/audit-policy.yaml', '--audit-log-path=/var/log/kubernetes/audit/audit.log', '--encryption-provider-config=/etc/kubernetes/pki/encryption-config.yaml', '--admission-control-config-file=/etc/kubernetes/admission-config.yaml'])
+    assert.ok(pod.spec?.containers[0]?.command?.includes(flag), flag);
   for (const f of ['serviceAccountName', 'automountServiceAccountToken', 'nodeSelector', 'tolerations']) assert.equal(f in (pod.spec ?? {}), false, f);
   const selector = ds.spec!.selector.matchLabels ?? {};
   assert.ok(Object.entries(selector).some(([k, v]) => pod.metadata.labels?.[k] !== v), 'the DaemonSet selector must not match the mirror pod');
@@ -33,7 +41,7 @@ test('a Secret volume (a DaemonSet an older kubeception or an operator made) sti
   ds.spec!.template.spec!.volumes!.push({ name: 'secrets', secret: { secretName: 'kube-apiserver' } });
   const vols = projectedVolumes(ds, '/etc/kubernetes/recovery/volumes');
   assert.deepEqual(vols, [{ volume: 'secrets', kind: 'Secret', name: 'kube-apiserver', hostDir: '/etc/kubernetes/recovery/volumes/secrets' }]);
-  assert.deepEqual(recoveryStaticPod(ds, vols).spec?.volumes?.[1], { name: 'secrets', hostPath: { path: '/etc/kubernetes/recovery/volumes/secrets', type: 'Directory' } });
+  assert.deepEqual(recoveryStaticPod(ds, vols).spec?.volumes?.at(-1), { name: 'secrets', hostPath: { path: '/etc/kubernetes/recovery/volumes/secrets', type: 'Directory' } });
 });
 
 test('with this node\'s IP, the recovery pod needs no downward API: $(HOST_IP) resolved, probes given the host', () => {

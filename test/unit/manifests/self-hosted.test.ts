@@ -1,5 +1,6 @@
 /** The self-hosted control plane's objects (manifests/self-hosted.ts, self-hosted-inputs.ts). */
 import assert from 'node:assert/strict';
+import { hardeningFiles, hardeningPaths } from '../../../manifests/apiserver-hardening.ts';
 import { describe, it } from 'node:test';
 import type { V1DaemonSet, V1Deployment, V1ServiceAccount } from '@kubernetes/client-node';
 import { KubeceptionError } from '../../../lib/errors.ts';
@@ -72,14 +73,15 @@ describe('selfHostedObjects', () => {
     const workloads = [containerOf('DaemonSet', 'kube-apiserver'), containerOf('Deployment', 'kube-controller-manager'), containerOf('Deployment', 'kube-scheduler')];
     const kc = kubeconfigPaths(config);
     const allowed: Record<string, string[]> = {
-      'kube-apiserver': COMPONENT_PKI_FILES['kube-apiserver'].map((f) => `${config.certificatesDir}/${f}`),
+      'kube-apiserver': [...COMPONENT_PKI_FILES['kube-apiserver'].map((f) => `${config.certificatesDir}/${f}`), ...hardeningFiles(config), hardeningPaths(config).auditLog('self-hosted')],
       'kube-controller-manager': [...COMPONENT_PKI_FILES['kube-controller-manager'].map((f) => `${config.certificatesDir}/${f}`), kc.controllerManager],
       'kube-scheduler': [kc.scheduler],
     };
     for (const [i, container] of workloads.entries()) {
       const spec = podSpecOf(find(objects, i === 0 ? 'DaemonSet' : 'Deployment', components[i]!))!;
       const mounts = container.volumeMounts!.map((m) => [m, spec.volumes!.find((v) => v.name === m.name)!] as const);
-      for (const [m, v] of mounts) assert.deepEqual([m.readOnly, m.mountPath, v.hostPath?.path], [true, m.mountPath, m.mountPath], `${m.name}: read-only hostPath at the host's path`);
+      // The audit log directory is the one writable mount (the apiserver writes its log there).
+      for (const [m, v] of mounts) assert.deepEqual([m.readOnly, m.mountPath, v.hostPath?.path], [m.name === 'audit-log' && i === 0 ? undefined : true, m.mountPath, m.mountPath], `${m.name}: read-only hostPath at the host's path`);
       for (const [name, value] of flagsOf(container)) {
         if (!value.startsWith('/')) continue;
         assert.ok(mounts.some(([m]) => value === m.mountPath || value.startsWith(`${m.mountPath}/`)), `--${name}=${value} is under no mount`);
@@ -91,7 +93,8 @@ describe('selfHostedObjects', () => {
   it('the scheduler mounts only its kubeconfig; the apiserver and controller-manager the PKI directory (the controller-manager also its kubeconfig)', () => {
     const vols = (kind: 'DaemonSet' | 'Deployment', name: string) => podSpecOf(find(objects, kind, name))!.volumes!.map((v) => `${v.hostPath!.path}:${v.hostPath!.type}`);
     const kc = kubeconfigPaths(config);
-    assert.deepEqual(vols('DaemonSet', 'kube-apiserver'), [`${config.certificatesDir}:Directory`]);
+    const h = hardeningPaths(config);
+    assert.deepEqual(vols('DaemonSet', 'kube-apiserver'), [`${config.certificatesDir}:Directory`, `${h.auditPolicy}:File`, `${config.apiServer.auditLog.dir}:DirectoryOrCreate`, `${h.admissionConfig}:File`]);
     assert.deepEqual(vols('Deployment', 'kube-controller-manager'), [`${config.certificatesDir}:Directory`, `${kc.controllerManager}:File`]);
     assert.deepEqual(vols('Deployment', 'kube-scheduler'), [`${kc.scheduler}:File`]);
   });

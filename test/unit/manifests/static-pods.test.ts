@@ -1,6 +1,7 @@
 /** The bootstrap control plane's static pods (manifests/static-pods.ts) and the flags they carry. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { hardeningPaths } from '../../../manifests/apiserver-hardening.ts';
 import { ConfigError } from '../../../lib/errors.ts';
 import { kubeconfigPaths } from '../../../lib/k8s/endpoints.ts';
 import { BOOTSTRAP_IDLE_CONTROLLERS, RESERVED_FLAGS } from '../../../manifests/flags.ts';
@@ -43,7 +44,8 @@ describe('bootstrapStaticPods', () => {
       const spec = byComponent(c).pod.spec!;
       assert.equal(spec.serviceAccountName, undefined);
       for (const v of spec.volumes ?? []) assert.ok(v.hostPath && Object.keys(v).length === 2, JSON.stringify(v));
-      for (const m of spec.containers[0]!.volumeMounts ?? []) assert.equal(m.readOnly, true, m.name);
+      // The audit log directory is the apiserver's one writable mount.
+      for (const m of spec.containers[0]!.volumeMounts ?? []) assert.equal(m.readOnly, c === 'kube-apiserver' && m.name === 'audit-log' ? undefined : true, m.name);
     });
 
     it(`${c}: every absolute path in a flag lies under a mount, at the host's own path`, () => {
@@ -59,7 +61,8 @@ describe('bootstrapStaticPods', () => {
   it('controller-manager and scheduler mount only their bootstrap kubeconfig, not the secrets dir (admin.conf)', () => {
     const kc = kubeconfigPaths(config);
     const mountsOf = (c: string) => byComponent(c).pod.spec!.volumes!.map((v) => v.hostPath!.path);
-    assert.deepEqual(mountsOf('kube-apiserver'), [config.certificatesDir]);
+    const h = hardeningPaths(config);
+    assert.deepEqual(mountsOf('kube-apiserver'), [config.certificatesDir, h.auditPolicy, config.apiServer.auditLog.dir, h.admissionConfig]);
     assert.deepEqual(mountsOf('kube-controller-manager'), [config.certificatesDir, kc.bootstrapControllerManager]);
     assert.deepEqual(mountsOf('kube-scheduler'), [kc.bootstrapScheduler]);
     for (const c of ['kube-controller-manager', 'kube-scheduler']) {

@@ -18,7 +18,11 @@ const execFileAsync = promisify(execFile);
  * A resolved config as the config loader would produce for a Debian node; override fields per test.
  * `distro.etcdUser` is the current user, so the etcd keys' chown works without root.
  */
-export function sampleConfig(over: Partial<ResolvedConfig> = {}): ResolvedConfig {
+/** Fields of a {@link sampleConfig} to override; `apiServer` merges field by field. */
+export type ConfigOverrides = Partial<Omit<ResolvedConfig, 'apiServer'>> & { apiServer?: Partial<ResolvedConfig['apiServer']> };
+
+export function sampleConfig(over: ConfigOverrides = {}): ResolvedConfig {
+  const { apiServer, ...rest } = over;
   return {
     distro: {
       name: 'debian',
@@ -40,7 +44,14 @@ export function sampleConfig(over: Partial<ResolvedConfig> = {}): ResolvedConfig
     certificatesDir: '/etc/kubernetes/pki',
     encryptionAlgorithm: 'RSA-2048',
     imageRepository: 'registry.k8s.io',
-    apiServer: { extraSANs: [], extraArgs: {} },
+    apiServer: {
+      extraSANs: [],
+      extraArgs: {},
+      auditLog: { disabled: false, dir: '/var/log/kubernetes/audit', maxAgeDays: 30, maxBackups: 10, maxSizeMB: 100 },
+      secretsEncryption: { disabled: false },
+      podSecurity: { disabled: false, enforce: 'baseline', warn: 'restricted', audit: 'restricted', exemptNamespaces: ['kube-system'] },
+      ...apiServer,
+    },
     controllerManager: { extraArgs: {} },
     scheduler: { extraArgs: {} },
     etcd: { dataDir: '/var/lib/etcd/default', extraArgs: {}, snapshots: { dir: '/var/lib/kubeception/snapshots', retention: 5, interval: '12h', intervalMs: 43_200_000, disabled: false, keyFile: '/etc/kubeception/snapshot.key' } },
@@ -50,7 +61,7 @@ export function sampleConfig(over: Partial<ResolvedConfig> = {}): ResolvedConfig
     podNetwork: { plugin: 'flannel', flannel: { backend: 'vxlan', image: 'ghcr.io/flannel-io/flannel:v0.28.4', cniPluginImage: 'ghcr.io/flannel-io/flannel-cni-plugin:v1.9.1-flannel1' } },
     dns: { disabled: false, image: 'registry.k8s.io/coredns/coredns:v1.12.1' },
     proxy: { disabled: false },
-    ...over,
+    ...rest,
   };
 }
 

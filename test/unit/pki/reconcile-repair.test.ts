@@ -9,8 +9,7 @@ import { after, describe, it } from 'node:test';
 import { RealFiles } from '../../../lib/host/files.ts';
 import { PkiError } from '../../../lib/pki/errors.ts';
 import { reconcilePki, type PkiReport } from '../../../lib/pki/reconcile.ts';
-import type { ResolvedConfig } from '../../../lib/types.ts';
-import { copyOfFreshPki, freshPki, openssl, removeDir, sampleConfig, snapshot } from './fixtures.ts';
+import { copyOfFreshPki, freshPki, openssl, removeDir, sampleConfig, snapshot, type ConfigOverrides } from './fixtures.ts';
 
 const dirs: string[] = [];
 after(async () => Promise.all([...dirs, (await freshPki()).dir].map(removeDir)));
@@ -20,7 +19,7 @@ async function work(): Promise<string> {
   dirs.push(dir);
   return dir;
 }
-const run = (dir: string, over: Partial<ResolvedConfig> = {}, now?: Date) =>
+const run = (dir: string, over: ConfigOverrides = {}, now?: Date) =>
   reconcilePki(sampleConfig({ certificatesDir: dir, ...over }), new RealFiles(), now ? { now } : {});
 const actions = (r: PkiReport) => Object.fromEntries(r.entries.map((e) => [e.name, e.action]));
 const reasonOf = (r: PkiReport, name: string) => r.entries.find((e) => e.name === name)?.reason ?? '';
