@@ -76,8 +76,14 @@ async function hostEntries(config: ResolvedConfig, files: HostFiles): Promise<Ex
     const pem = k.certPem ?? (k.certFile ? await files.read(k.certFile) : undefined);
     certificates.push(entry(name, k.certFile ?? path, pem, cas));
   }
-  const serving = join(config.distro.paths.kubeletConfigDir, 'pki', 'kubelet.crt');
-  if (await files.exists(serving)) certificates.push(entry('kubelet-serving', serving, await files.read(serving), cas));
+  // The kubelet's serving certificate: from its certificate store (`kubelet-server-current.pem`, the
+  // certificate then its key; only the certificate is read) with serverTLSBootstrap, else self-signed.
+  for (const name of ['kubelet-server-current.pem', 'kubelet.crt']) {
+    const serving = join(config.distro.paths.kubeletConfigDir, 'pki', name);
+    if (!(await files.exists(serving))) continue;
+    certificates.push(entry('kubelet-serving', serving, await files.read(serving), cas));
+    break;
+  }
   return { certificates, authorities };
 }
 

@@ -55,3 +55,17 @@ test('renew re-issues for the same key; an unknown name is refused before any wr
   assert.ok(after.notAfter > before.notAfter);
   assert.equal(after.publicKeySha256, before.publicKeySha256);
 });
+
+test('kubelet-serving is read from the kubelet\'s certificate store (certificate then key) before a self-signed kubelet.crt', async () => {
+  const dir = await copyOfFreshPki();
+  dirs.push(dir);
+  const config = sampleConfig({ certificatesDir: dir, distro: { ...sampleConfig().distro, paths: { ...sampleConfig().distro.paths, secretsDir: dir, kubeletConfigDir: dir } } });
+  const files = new RealFiles();
+  const [crt, key, other] = await Promise.all(['apiserver.crt', 'apiserver.key', 'front-proxy-client.crt'].map((f) => readFile(join(dir, f), 'utf8')));
+  await files.write(join(dir, 'pki', 'kubelet.crt'), other!, { mode: 0o644 });
+  const selfSigned = (await expiryReport(config, files)).certificates.find((c) => c.name === 'kubelet-serving');
+  assert.deepEqual([selfSigned?.source, selfSigned?.authority], [join(dir, 'pki', 'kubelet.crt'), 'front-proxy-ca']);
+  await files.write(join(dir, 'pki', 'kubelet-server-current.pem'), `${crt}${key}`, { mode: 0o600 });
+  const stored = (await expiryReport(config, files)).certificates.filter((c) => c.name === 'kubelet-serving');
+  assert.deepEqual(stored.map((c) => [c.source, c.authority, c.missing]), [[join(dir, 'pki', 'kubelet-server-current.pem'), 'ca', false]]);
+});
