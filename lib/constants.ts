@@ -98,3 +98,17 @@ export const RESERVED_SANS_ENV = 'KUBECEPTION_RESERVED_SANS';
 
 /** The sysctl.d file with the kernel tunables the kubelet checks (`protectKernelDefaults`, lib/steps/bootstrap/kernel-tunables.ts). */
 export const KUBELET_SYSCTL_FILE = '/etc/sysctl.d/90-kubeception-kubelet.conf';
+
+/**
+ * key → value the kubelet's container manager checks with protectKernelDefaults (utilsysctl's
+ * constants); kubeception writes them to {@link KUBELET_SYSCTL_FILE}, and the bed shadows any the VM
+ * has different (test/bed/upper.ts).
+ */
+export const KUBELET_SYSCTLS: Readonly<Record<string, string>> = {
+  'vm.overcommit_memory': '1',
+  'vm.panic_on_oom': '0',
+  'kernel.panic': '10',
+  'kernel.panic_on_oops': '1',
+  'kernel.keys.root_maxkeys': '1000000',
+  'kernel.keys.root_maxbytes': '25000000',
+};

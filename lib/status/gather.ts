@@ -7,7 +7,6 @@
  */
 import { Resolver } from 'node:dns/promises';
 import { isIPv6 } from 'node:net';
-import { join } from 'node:path';
 import { KubeceptionError } from '../errors.ts';
 import { probeHttps, type TlsClient } from '../net/probe.ts';
 import { clusterDNSIP, firstServiceIP, url } from '../net/cidr.ts';
@@ -184,6 +183,3 @@ export async function gatherStatus(h: StatusHost, now = () => new Date()): Promi
   ];
   return Promise.all(checks.map(([name, fn]) => bounded(name, fn)));
 }
-
-/** Where `status` found its data, for `--output json`. */
-export const statusSources = (config: ResolvedConfig) => ({ apiserver: localApiserverUrl(config, 'final'), etcd: etcdClientUrls(config), recovery: recoveryPaths(config).manifest, journal: JOURNAL, snapshots: join(config.etcd.snapshots.dir) });

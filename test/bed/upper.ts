@@ -16,6 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { KUBELET_SYSCTLS } from '../../lib/constants.ts';
 import { runOk } from './proc.ts';
 import { diskDir, type HostState } from './state.ts';
 
@@ -74,15 +75,8 @@ function disabledLinks(): string[] {
   return links;
 }
 
-/** Values the kubelet insists on; the init shadows any that differ on the VM (see init.sh). */
-export const KUBELET_SYSCTLS: Record<string, string> = {
-  'vm.overcommit_memory': '1',
-  'vm.panic_on_oom': '0',
-  'kernel.panic': '10',
-  'kernel.panic_on_oops': '1',
-  'kernel.keys.root_maxkeys': '1000000',
-  'kernel.keys.root_maxbytes': '25000000',
-};
+/** Values the kubelet insists on (lib/constants.ts); the init shadows any that differ on the VM (see init.sh). */
+export { KUBELET_SYSCTLS };
 
 function put(upper: string, path: string, content: string, mode = 0o644): void {
   mkdirSync(dirname(`${upper}${path}`), { recursive: true });

@@ -19,20 +19,10 @@
 import { access, constants } from 'node:fs/promises';
 import type { Context } from '../../context.ts';
 import { protectKernelDefaults } from '../../config/kubelet-defaults.ts';
-import { KUBELET_SYSCTL_FILE } from '../../constants.ts';
+import { KUBELET_SYSCTL_FILE, KUBELET_SYSCTLS } from '../../constants.ts';
 import type { Check } from '../preflight/preflight-check.ts';
 
-/** key → value the kubelet's container manager checks (utilsysctl's constants). */
-export const KUBELET_SYSCTLS: Readonly<Record<string, string>> = {
-  'vm.overcommit_memory': '1',
-  'vm.panic_on_oom': '0',
-  'kernel.panic': '10',
-  'kernel.panic_on_oops': '1',
-  'kernel.keys.root_maxkeys': '1000000',
-  'kernel.keys.root_maxbytes': '25000000',
-};
-
-export { KUBELET_SYSCTL_FILE };
+export { KUBELET_SYSCTL_FILE, KUBELET_SYSCTLS };
 
 const procPath = (key: string) => `/proc/sys/${key.replace(/\./g, '/')}`;
 
