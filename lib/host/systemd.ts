@@ -42,6 +42,8 @@ export interface Systemd {
   activeState(unit: string): Promise<ActiveState>;
   /** The unit file state (`enabled`, `disabled`, `static`, …), or `not-found`. */
   unitFileState(unit: string): Promise<string>;
+  /** The service's `MainPID` (0 when it has no running main process). Optional for test doubles. */
+  mainPid?(unit: string): Promise<number>;
   /** Closes the bus connection. */
   close(): void;
 }
@@ -223,6 +225,10 @@ export class DbusSystemd implements Systemd {
     }
   }
 
+  async mainPid(unit: string): Promise<number> {
+    return Number(await this.unitProperty(unit, 'org.freedesktop.systemd1.Service', 'MainPID'));
+  }
+
   async unitFileState(unit: string): Promise<string> {
     const m = await this.connect();
     try {
@@ -293,6 +299,9 @@ export class DryRunSystemd implements Systemd {
   }
   unitFileState(unit: string) {
     return this.real.unitFileState(unit);
+  }
+  async mainPid(unit: string) {
+    return (await this.real.mainPid?.(unit)) ?? 0;
   }
   close() {
     this.real.close();

@@ -9,7 +9,7 @@ import process from 'node:process';
 import * as C from '../../constants.ts';
 import { PreflightError } from '../../errors.ts';
 import { checkConfigIgnoreIds, checkIgnoreIds } from './preflight-ids.ts';
-import { listeningPorts } from '../../host/ports.ts';
+import { listeningSockets, processHoldsSocket } from '../../host/ports.ts';
 import { BOOTSTRAP_CONTROLLER_MANAGER_PORT, BOOTSTRAP_SCHEDULER_PORT, KUBE_PROXY_HEALTHZ_PORT, KUBE_PROXY_METRICS_PORT } from '../../../manifests/common.ts';
 import { etcdDataDirState, foreignEtcdEnvironment } from '../bootstrap/etcd.ts';
 import { encryptionConfigCheck } from '../bootstrap/apiserver-config.ts';
@@ -52,7 +52,12 @@ function unitCheck(kind: 'etcd' | 'kubelet'): Check {
   };
 }
 
-/** Ports and the unit whose activity means the listener is our own component. */
+/**
+ * Ports and the unit whose activity means the listener is our own component. A port counts as ours
+ * when its unit is `active`, or when the unit's main process itself holds the listening socket: etcd
+ * binds its ports before it reports ready, so a run killed while etcd.service was still `activating`
+ * (the etcd step runs beside the kubelet's) leaves etcd listening in a unit that is not yet active.
+ */
 function portChecks(ctx: Context): Check[] {
   const { config } = ctx;
   const owned: [number, 'etcd' | 'kubelet'][] = [
@@ -68,17 +73,28 @@ function portChecks(ctx: Context): Check[] {
     [KUBE_PROXY_HEALTHZ_PORT, 'kubelet'],
     [KUBE_PROXY_METRICS_PORT, 'kubelet'],
   ];
-  let ports: Promise<Set<number>> | undefined;
-  return owned.map(([port, owner]) => ({
+  let sockets: Promise<Map<number, Set<string>>> | undefined;
+  const read = () => (sockets ??= listeningSockets());
+  return owned.map(([port, owner]) => portCheck(port, owner, read));
+}
+
+/**
+ * `Port-PORT`: fails when PORT is listened on by something other than our `owner` component (see
+ * {@link portChecks}). `sockets` reads the socket table (shared by the checks of one run).
+ */
+export function portCheck(port: number, owner: 'etcd' | 'kubelet', sockets: () => Promise<Map<number, Set<string>>> = listeningSockets): Check {
+  return {
     id: `Port-${port}`,
     async run(c: Context) {
-      ports ??= listeningPorts();
-      if (!(await ports).has(port)) return undefined;
+      const inodes = (await sockets()).get(port);
+      if (!inodes) return undefined;
       const unit = c.config.distro.units[owner];
-      if ((await c.systemd.activeState(unit).catch(() => 'unknown')) === 'active') return undefined; // our own component
-      return { message: `port ${port} is in use and ${unit} is not active, so another program holds it`, fix: `stop the program listening on ${port} (ss -ltnp 'sport = :${port}')` };
+      const state = await c.systemd.activeState(unit).catch(() => 'unknown');
+      if (state === 'active') return undefined; // our own component
+      if (await processHoldsSocket((await c.systemd.mainPid?.(unit).catch(() => 0)) ?? 0, inodes)) return undefined; // ours, still starting
+      return { message: `port ${port} is in use and ${unit} is ${state}, so another program holds it`, fix: `stop the program listening on ${port} (ss -ltnp 'sport = :${port}')` };
     },
-  }));
+  };
 }
 
 const privileged: Check = {
