@@ -121,6 +121,7 @@ function fileLine(w: PlannedWrite): string {
   if (w.op === 'remove') return `remove  ${w.path}`;
   if (w.change === 'create') return `create  ${w.path} (${mode(w.mode)}, ${w.lines} line${w.lines === 1 ? '' : 's'})`;
   if (w.change === 'mode') return `chmod   ${w.path} (${mode(w.mode)})`;
+  if (w.change === 'owner') return `chown   ${w.path} (root, ${mode(w.mode)})`;
   return `update  ${w.path} (${mode(w.mode)}, +${w.added ?? 0} −${w.removed ?? 0} lines)`;
 }
 

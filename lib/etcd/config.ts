@@ -23,6 +23,34 @@ export function etcdPki(config: ResolvedConfig) {
   };
 }
 
+/**
+ * Where systemd hands the etcd unit its private keys (`LoadCredential=`, systemd ≥ 247): every file
+ * under `certificatesDir` stays root:root 0600 (CIS 1.1.19) and the etcd user reads only the copies
+ * systemd places in the unit's credentials directory (a private, read-only ramfs mount of the running
+ * unit, gone when it stops).
+ * @see https://systemd.io/CREDENTIALS/
+ */
+export function etcdCredentials(config: ResolvedConfig) {
+  const dir = join('/run/credentials', config.distro.units.etcd);
+  const pki = etcdPki(config);
+  return {
+    serverKey: { id: 'etcd-server.key', source: pki.serverKey, path: join(dir, 'etcd-server.key') },
+    peerKey: { id: 'etcd-peer.key', source: pki.peerKey, path: join(dir, 'etcd-peer.key') },
+  };
+}
+
+/** The etcd unit's drop-in kubeception writes: `<systemdDir>/<etcd unit>.d/20-kubeception.conf`. */
+export const etcdDropIn = (config: ResolvedConfig) => join(config.distro.paths.systemdDir, `${config.distro.units.etcd}.d`, '20-kubeception.conf');
+
+/**
+ * The drop-in text: one `LoadCredential=` per etcd private key (see {@link etcdCredentials}).
+ * Deterministic, so a re-run writes nothing.
+ */
+export function renderEtcdDropIn(config: ResolvedConfig): string {
+  const creds = Object.values(etcdCredentials(config)).map((c) => `LoadCredential=${c.id}:${c.source}`);
+  return [`${ETCD_ENV_HEADER}; re-running bootstrap rewrites this file.`, '[Service]', ...creds, ''].join('\n');
+}
+
 /** Client URLs of the local member: loopback first, then the advertise address. */
 export function etcdClientUrls(config: ResolvedConfig): string[] {
   return [url('https', '127.0.0.1', ETCD_CLIENT_PORT), url('https', config.localAPIEndpoint.advertiseAddress, ETCD_CLIENT_PORT)];
@@ -58,6 +86,7 @@ export interface EtcdMembership {
 export function renderEtcdEnvironment(config: ResolvedConfig, membership?: EtcdMembership): string {
   const adv = config.localAPIEndpoint.advertiseAddress;
   const pki = etcdPki(config);
+  const creds = etcdCredentials(config);
   const peer = url('https', adv, ETCD_PEER_PORT);
   const flags: Record<string, string> = {
     name: config.nodeName,
@@ -73,11 +102,11 @@ export function renderEtcdEnvironment(config: ResolvedConfig, membership?: EtcdM
     'client-cert-auth': 'true',
     'trusted-ca-file': pki.ca,
     'cert-file': pki.serverCert,
-    'key-file': pki.serverKey,
+    'key-file': creds.serverKey.path,
     'peer-client-cert-auth': 'true',
     'peer-trusted-ca-file': pki.ca,
     'peer-cert-file': pki.peerCert,
-    'peer-key-file': pki.peerKey,
+    'peer-key-file': creds.peerKey.path,
     'snapshot-count': '10000',
     logger: 'zap',
     ...config.etcd.extraArgs,

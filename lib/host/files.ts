@@ -11,6 +11,7 @@ import { constants as fsConstants, promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import process from 'node:process';
 import { HostStateError } from '../errors.ts';
 import { lineChanges } from '../util/diff.ts';
 import type { OwnedRecorder } from './owned-manifest.ts';
@@ -22,7 +23,7 @@ export interface WriteOptions {
   mode: number;
   /** Mode for parent directories that must be created. Default 0o755. */
   dirMode?: number;
-  /** User name that must own the file (its primary group too), e.g. `etcd` for etcd's keys. Default: unchanged (root). */
+  /** User name that must own the file (its primary group too), e.g. `etcd` for its ownership marker. Default: this process's user and group (root): a file another user came to own is given back. */
   owner?: string;
 }
 
@@ -34,8 +35,8 @@ export interface PlannedWrite {
   tree?: boolean;
   mode?: number;
   bytes?: number;
-  /** For `write`: `create` (no file yet), `update` (content differs) or `mode` (only the mode differs). */
-  change?: 'create' | 'update' | 'mode';
+  /** For `write`: `create` (no file yet), `update` (content differs), `mode` (only the mode differs) or `owner` (only the owner: it goes back to root). */
+  change?: 'create' | 'update' | 'mode' | 'owner';
   /** For `write`: lines of the new content, and for `update` the lines added and removed (counts only). */
   lines?: number;
   added?: number;
@@ -109,6 +110,9 @@ function symlinkRefusal(path: string, err: unknown, why: string): unknown {
     fix: `replace ${path} with a real directory (or remove it and let kubeception create it)`,
   });
 }
+
+/** Owned by this process's user and group: what a write without `owner` leaves (a no-op only then). */
+const ownedByUs = (st: { uid: number; gid: number }) => !process.getuid || (st.uid === process.getuid() && st.gid === process.getgid!());
 
 /** Content, mode (umask must not loosen or tighten it) and owner on the open temp file, fsync, then rename over `path`. */
 async function fillAndRename(fh: FileHandle, tmp: string, path: string, data: string | Uint8Array, mode: number, ids?: { uid: number; gid: number }) {
@@ -184,7 +188,7 @@ export class RealFiles implements HostFiles {
   async write(path: string, data: string | Uint8Array, opts: WriteOptions): Promise<boolean> {
     if (opts.owner) return this.writeOwned(path, data, opts, await lookupUser(opts.owner));
     const st = await statOrUndefined(path);
-    if (st?.isFile() && (st.mode & 0o7777) === opts.mode && sameBytes(await fs.readFile(path), data)) return false;
+    if (st?.isFile() && (st.mode & 0o7777) === opts.mode && ownedByUs(st) && sameBytes(await fs.readFile(path), data)) return false;
     await this.recordMissingDirs(dirname(path));
     await this.recorder?.add([[path, 'file']]);
     const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
@@ -316,8 +320,9 @@ export class DryRunFiles implements HostFiles {
       // Same content: only a mode drift of a real file is a change (as RealFiles.write rewrites it).
       if (this.overlay.has(path)) return false;
       const st = await statOrUndefined(path);
-      if (!st || (st.mode & 0o7777) === opts.mode) return false;
-      this.planned.push({ op: 'write', path, mode: opts.mode, bytes: Buffer.byteLength(text), change: 'mode', lines });
+      const owner = !opts.owner && st !== undefined && !ownedByUs(st);
+      if (!st || ((st.mode & 0o7777) === opts.mode && !owner)) return false;
+      this.planned.push({ op: 'write', path, mode: opts.mode, bytes: Buffer.byteLength(text), change: (st.mode & 0o7777) === opts.mode ? 'owner' : 'mode', lines });
       return true;
     }
     this.overlay.set(path, text);

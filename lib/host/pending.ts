@@ -14,8 +14,12 @@ import { PENDING_DIR } from '../constants.ts';
 import type { Context } from '../context.ts';
 import type { WriteOptions } from './files.ts';
 
-/** What must happen for a write to apply: `restart:<unit>` or `daemon-reload`. */
-export type PendingAction = `restart:${string}` | 'daemon-reload';
+/**
+ * What must happen for a write to apply: `restart:<unit>`, or a daemon-reload — `daemon-reload` for the
+ * kubelet's step, `daemon-reload:<who>` for a step that may run beside it (each clears only its own
+ * marker, so one step's reload can never clear the other's debt before the other's file is written).
+ */
+export type PendingAction = `restart:${string}` | 'daemon-reload' | `daemon-reload:${string}`;
 
 type Ctx = Pick<Context, 'files' | 'dryRun'>;
 

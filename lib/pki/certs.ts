@@ -57,8 +57,6 @@ export interface LeafDef {
   organizations: readonly string[];
   usages: readonly ExtKeyUsage[];
   altNames?: (config: ResolvedConfig) => AltNames;
-  /** User that must own the key file (a non-root daemon reads it). Default root. */
-  keyOwner?: (config: ResolvedConfig) => string;
   validityDays: number;
 }
 
@@ -105,7 +103,6 @@ export function etcdAltNames(config: ResolvedConfig): AltNames {
   );
 }
 
-const etcdUser = (config: ResolvedConfig) => config.distro.etcdUser;
 const ca = (name: CaName, commonName: string, longName: string): CaDef => ({ kind: 'ca', name, commonName, longName, validityDays: CA_VALIDITY_DAYS });
 const leaf = (def: Omit<LeafDef, 'kind' | 'validityDays' | 'organizations'> & { organizations?: readonly string[] }): LeafDef =>
   ({ kind: 'leaf', validityDays: LEAF_VALIDITY_DAYS, organizations: [], ...def });
@@ -119,8 +116,8 @@ export const CERT_TABLE: readonly (CaDef | LeafDef)[] = [
   leaf({ name: 'front-proxy-client', caName: 'front-proxy-ca', commonName: 'front-proxy-client', usages: ['clientAuth'], longName: 'certificate for the front proxy client' }),
   ca('etcd/ca', 'etcd-ca', 'self-signed CA to provision identities for etcd'),
   // etcd ≥ 3.2 also presents the server certificate as a client (kubeadm keeps clientAuth on it).
-  leaf({ name: 'etcd/server', caName: 'etcd/ca', commonName: (c) => c.nodeName, usages: ['serverAuth', 'clientAuth'], altNames: etcdAltNames, keyOwner: etcdUser, longName: 'certificate for serving etcd' }),
-  leaf({ name: 'etcd/peer', caName: 'etcd/ca', commonName: (c) => c.nodeName, usages: ['serverAuth', 'clientAuth'], altNames: etcdAltNames, keyOwner: etcdUser, longName: 'certificate for etcd nodes to communicate with each other' }),
+  leaf({ name: 'etcd/server', caName: 'etcd/ca', commonName: (c) => c.nodeName, usages: ['serverAuth', 'clientAuth'], altNames: etcdAltNames, longName: 'certificate for serving etcd' }),
+  leaf({ name: 'etcd/peer', caName: 'etcd/ca', commonName: (c) => c.nodeName, usages: ['serverAuth', 'clientAuth'], altNames: etcdAltNames, longName: 'certificate for etcd nodes to communicate with each other' }),
   leaf({ name: 'etcd/healthcheck-client', caName: 'etcd/ca', commonName: 'kube-etcd-healthcheck-client', usages: ['clientAuth'], longName: 'certificate for liveness probes to healthcheck etcd' }),
   leaf({ name: 'apiserver-etcd-client', caName: 'etcd/ca', commonName: 'kube-apiserver-etcd-client', usages: ['clientAuth'], longName: 'certificate the apiserver uses to access etcd' }),
 ];
@@ -158,7 +155,6 @@ export interface LeafSpec {
   validityDays: number;
   certPath?: string;
   keyPath?: string;
-  keyOwner?: string;
 }
 
 /** A leaf of {@link CERT_TABLE}: one with files. */
@@ -181,7 +177,6 @@ function resolveLeaf(def: LeafDef, config: ResolvedConfig): LeafSpec {
     organizations: [...def.organizations],
     usages: [...def.usages],
     altNames: def.altNames?.(config) ?? { dnsNames: [], ipAddresses: [] },
-    ...(def.keyOwner && { keyOwner: def.keyOwner(config) }),
   };
 }
 

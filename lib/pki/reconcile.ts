@@ -8,8 +8,9 @@
  * key; a CA certificate and any key that exists are never replaced; a missing CA is created.
  *
  * Host effects: writes through {@link HostFiles.write} (atomic): keys mode 0600, certificates and
- * `sa.pub` 0644, parent directories 0755. `etcd/server.key` and `etcd/peer.key` are requested to be
- * owned by `distro.etcdUser` (`WriteOptions.owner`). Unchanged files are not rewritten.
+ * `sa.pub` 0644, parent directories 0755, every file root:root (CIS 1.1.19: etcd, which runs as
+ * `distro.etcdUser`, gets its two keys from systemd as credentials, see lib/etcd/config.ts; a key a
+ * previous version gave to that user is given back to root). Unchanged files are not rewritten.
  * @see kubernetes/cmd/kubeadm/app/phases/certs/certs.go
  * @see https://kubernetes.io/docs/setup/best-practices/certificates/
  */
@@ -56,10 +57,9 @@ interface Planned {
 const KEY_MODE = 0o600;
 const CERT_MODE = 0o644;
 
-function pairFiles(certPath: string, certPem: string, keyPath: string, keyPem: string, owner?: string): PlannedFile[] {
-  const keyOpts: WriteOptions = owner ? { mode: KEY_MODE, owner } : { mode: KEY_MODE };
+function pairFiles(certPath: string, certPem: string, keyPath: string, keyPem: string): PlannedFile[] {
   return [
-    { path: keyPath, data: keyPem, opts: keyOpts },
+    { path: keyPath, data: keyPem, opts: { mode: KEY_MODE } },
     { path: certPath, data: certPem, opts: { mode: CERT_MODE } },
   ];
 }
@@ -96,7 +96,7 @@ async function planCas(specs: CaSpec[], config: ResolvedConfig, files: Reader, o
 async function planLeaf(spec: FileLeafSpec, ca: CaMaterial, config: ResolvedConfig, files: Reader, opts: ReconcileOptions): Promise<Planned> {
   const { certPath, keyPath } = spec;
   const r = await reconcileLeaf(spec, await files.pair(certPath, keyPath), ca, config, opts);
-  return { entry: { name: spec.name, action: r.action, reason: r.reason }, files: pairFiles(certPath, r.certPem, keyPath, r.keyPem, spec.keyOwner) };
+  return { entry: { name: spec.name, action: r.action, reason: r.reason }, files: pairFiles(certPath, r.certPem, keyPath, r.keyPem) };
 }
 
 async function planSa(config: ResolvedConfig, files: Reader): Promise<Planned> {

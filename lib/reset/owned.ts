@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { KUBECONFIG, KUBELET_CONFIG, KUBELET_KUBECONFIG, KUBELET_SYSCTL_FILE } from '../constants.ts';
 import { certSpecs, saKeyPairSpec } from '../pki/certs.ts';
 import { SNAPSHOT_SERVICE, SNAPSHOT_TIMER } from '../etcd/snapshot-schedule.ts';
+import { etcdDropIn } from '../etcd/config.ts';
 import { hardeningPaths } from '../../manifests/apiserver-hardening.ts';
 import type { ResolvedConfig } from '../types.ts';
 
@@ -51,7 +52,7 @@ export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
     join(kubelet, KUBELET_CONFIG), join(kubelet, KUBELET_KUBECONFIG), join(kubelet, 'bootstrap-kubeconfig'),
     ...['cpu_manager_state', 'memory_manager_state', 'dra_manager_state', 'actuated_pods_state', 'allocated_pods_state'].map((f) => join(kubelet, f)),
     join(p.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf'),
-    join(p.systemdDir, RECOVERY_UNIT),
+    join(p.systemdDir, RECOVERY_UNIT), etcdDropIn(config),
     join(p.systemdDir, SNAPSHOT_SERVICE), join(p.systemdDir, SNAPSHOT_TIMER),
     KUBELET_SYSCTL_FILE,
     // The apiserver's hardening files (the audit log directory is kept, as kubeadm reset keeps logs).
@@ -68,7 +69,7 @@ export function ownedPaths(config: ResolvedConfig): OwnedPath[] {
 /** Directories scanned for files: each entry there is ours (proven: lib/reset/ownership.ts) or foreign. */
 export function scannedDirs(config: ResolvedConfig): string[] {
   const p = config.distro.paths;
-  return [...new Set([p.secretsDir, config.certificatesDir, join(config.certificatesDir, 'etcd'), p.staticPodPath, p.kubeletConfigDir, join(p.systemdDir, `${config.distro.units.kubelet}.d`), '/etc/cni/net.d', '/var/lib/cni/networks', '/var/lib/cni/results'])];
+  return [...new Set([p.secretsDir, config.certificatesDir, join(config.certificatesDir, 'etcd'), p.staticPodPath, p.kubeletConfigDir, join(p.systemdDir, `${config.distro.units.kubelet}.d`), join(p.systemdDir, `${config.distro.units.etcd}.d`), '/etc/cni/net.d', '/var/lib/cni/networks', '/var/lib/cni/results'])];
 }
 
 /** Whether `path` (absolute) is a candidate: a listed file, or inside a listed tree. */

@@ -31,6 +31,7 @@ import { OWNED_MANIFEST, parseOwnedManifest, type OwnedKind } from '../host/owne
 import { CNI_CONF_DIR, FLANNEL_CONFLIST, flannelCniConf } from '../../manifests/addons/flannel.ts';
 import { RECOVERY_UNIT } from '../steps/recovery/recovery.ts';
 import { SNAPSHOT_SERVICE, SNAPSHOT_TIMER } from '../etcd/snapshot-schedule.ts';
+import { etcdDropIn } from '../etcd/config.ts';
 import type { ChainOwnership } from './netfilter.ts';
 import { isCandidate, ownedPaths } from './owned.ts';
 import type { Context } from '../context.ts';
@@ -96,7 +97,7 @@ export function markedByName(config: ResolvedConfig, path: string): boolean {
 /** Files kubeception marks with {@link HEADER} (proof 2 by content). */
 export function headerMarked(config: ResolvedConfig): string[] {
   const p = config.distro.paths;
-  return [join(p.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf'), join(p.systemdDir, RECOVERY_UNIT), join(p.systemdDir, SNAPSHOT_SERVICE), join(p.systemdDir, SNAPSHOT_TIMER), p.etcdEnvironmentFile];
+  return [join(p.systemdDir, `${config.distro.units.kubelet}.d`, '20-kubeception.conf'), join(p.systemdDir, RECOVERY_UNIT), join(p.systemdDir, SNAPSHOT_SERVICE), join(p.systemdDir, SNAPSHOT_TIMER), p.etcdEnvironmentFile, etcdDropIn(config)];
 }
 
 /** Whether the kubelet-made path `path` (under the kubelet's directory) is ours. */

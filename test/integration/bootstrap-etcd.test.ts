@@ -83,7 +83,7 @@ describe('bootstrap through etcd on a real systemd host', { timeout: 600_000 }, 
     assert.match(r.stdout + r.stderr, /certificate|tls|deadline/i);
   });
 
-  test('openssl verify passes for every leaf against its CA; keys are 0600', async () => {
+  test('openssl verify passes for every leaf against its CA; keys are 0600; the PKI is root:root (CIS 1.1.19)', async () => {
     for (const [leaf, ca] of CHAINS) {
       const out = await host.execOk(['openssl', 'verify', '-CAfile', `${PKI}/${ca}.crt`, `${PKI}/${leaf}.crt`]);
       assert.match(out, /: OK/);
@@ -92,7 +92,16 @@ describe('bootstrap through etcd on a real systemd host', { timeout: 600_000 }, 
     const lines = modes.trim().split('\n');
     assert.ok(lines.length >= 11, modes);
     for (const l of lines) assert.match(l, /^600 /);
-    assert.match(await host.execOk(['stat', '-c', '%U %a', `${PKI}/etcd/server.key`]), /^etcd 600/);
+    // CIS 1.1.19: nothing under the PKI belongs to anyone but root; etcd reads its two keys as
+    // systemd credentials (copies in the running unit's private credentials directory).
+    assert.equal(await host.execOk(['find', PKI, '(', '!', '-user', 'root', '-o', '!', '-group', 'root', ')', '-printf', '%u:%g %p\\n']), '');
+    const env = await host.readFile('/etc/default/etcd');
+    assert.match(env, /^ETCD_KEY_FILE="\/run\/credentials\/etcd\.service\/etcd-server\.key"$/m);
+    assert.match(env, /^ETCD_PEER_KEY_FILE="\/run\/credentials\/etcd\.service\/etcd-peer\.key"$/m);
+    assert.equal(await host.execOk(['cmp', `${PKI}/etcd/server.key`, '/run/credentials/etcd.service/etcd-server.key']), '');
+    // The etcd user reads the copy, not the PKI file.
+    assert.equal((await host.exec(['runuser', '-u', 'etcd', '--', 'cat', `${PKI}/etcd/server.key`])).code !== 0, true, 'the etcd user reads the PKI key');
+    assert.equal((await host.exec(['runuser', '-u', 'etcd', '--', 'test', '-r', '/run/credentials/etcd.service/etcd-server.key'])).code, 0, 'the etcd user cannot read its credential');
     for (const k of ['admin.conf', 'controller-manager.conf', 'scheduler.conf', 'bootstrap-admin.conf'])
       assert.match(await host.execOk(['stat', '-c', '%a', `/etc/kubernetes/${k}`]), /^600/);
   });

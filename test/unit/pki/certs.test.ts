@@ -67,13 +67,6 @@ describe('CERT_TABLE', () => {
     assert.deepEqual(saKeyPairSpec(sampleConfig({ certificatesDir: '/srv/pki' })), { kind: 'keypair', name: 'sa', keyPath: '/srv/pki/sa.key', publicKeyPath: '/srv/pki/sa.pub' });
   });
 
-  it('has the distro etcd user own exactly the keys etcd reads', () => {
-    const base = sampleConfig();
-    const config = { ...base, distro: { ...base.distro, etcdUser: 'etcd' } };
-    const owned = certSpecs(config).filter((s): s is FileLeafSpec => s.kind === 'leaf' && s.keyOwner !== undefined);
-    assert.deepEqual(owned.map((s) => [s.name, s.keyOwner]), [['etcd/server', 'etcd'], ['etcd/peer', 'etcd']]);
-  });
-
   it('gives etcd/server and etcd/peer the node name, localhost and loopbacks', () => {
     assert.deepEqual(etcdAltNames(config), { dnsNames: ['cp-1', 'localhost'], ipAddresses: ['10.250.0.2', '127.0.0.1', '::1'] });
     assert.deepEqual(leafOf('etcd/peer').altNames, etcdAltNames(config));

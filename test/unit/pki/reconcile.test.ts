@@ -1,6 +1,6 @@
 /** reconcilePki on a temp dir: a fresh PKI, a no-op second run, openssl as the checker, dry-run. */
 import assert from 'node:assert/strict';
-import { stat } from 'node:fs/promises';
+import { chown, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DryRunFiles, RealFiles, type HostFiles, type WriteOptions } from '../../../lib/host/files.ts';
@@ -79,8 +79,8 @@ describe('reconcilePki, second run', () => {
   });
 });
 
-describe('reconcilePki file ownership', () => {
-  it('asks for etcd/server.key and etcd/peer.key to be owned by distro.etcdUser, nothing else', async () => {
+describe('reconcilePki file ownership (CIS 1.1.19: the PKI is root:root)', () => {
+  it('asks for no owner on any file: every file is written by (and left to) root', async () => {
     const dir = await tempDir();
     cleanup.push(dir);
     const real = new RealFiles();
@@ -91,25 +91,27 @@ describe('reconcilePki file ownership', () => {
         return real.write(path, data, opts);
       },
     });
-    const config = sampleConfig({ certificatesDir: dir });
-    await reconcilePki(config, spy);
+    await reconcilePki(sampleConfig({ certificatesDir: dir }), spy);
     assert.equal(owners.size, 22);
-    const user = config.distro.etcdUser;
-    assert.deepEqual([...owners].filter(([, o]) => o !== undefined).sort(), [['etcd/peer.key', user], ['etcd/server.key', user]]);
+    assert.deepEqual([...owners].filter(([, o]) => o !== undefined), []);
   });
 
-  it('chowns the etcd keys on the host (root only: uses the `nobody` user)', async (t) => {
+  it('gives etcd keys an earlier version chowned to the etcd user back to root, bytes kept (root only: uses `nobody`)', async (t) => {
     if (process.getuid?.() !== 0) return t.skip('chown to another user needs root');
-    const nobodyUid = Number((await shell('id -u nobody')).trim());
+    const nobody = Number((await shell('id -u nobody')).trim());
     const dir = await copyOfFreshPki();
     cleanup.push(dir);
-    const config = sampleConfig({ certificatesDir: dir });
-    const report = await reconcilePki({ ...config, distro: { ...config.distro, etcdUser: 'nobody' } }, new RealFiles());
-    assert.deepEqual(report.written.map((p) => p.slice(dir.length + 1)).sort(), ['etcd/peer.key', 'etcd/server.key']);
-    assert.match(report.entries.find((e) => e.name === 'etcd/server')!.reason, /rewrote .*etcd\/server\.key/);
-    for (const f of ['etcd/server.key', 'etcd/peer.key']) assert.equal((await stat(join(dir, f))).uid, nobodyUid, f);
-    assert.equal((await stat(join(dir, 'etcd/ca.key'))).uid, 0);
-    assert.equal((await stat(join(dir, 'etcd/server.key'))).mode & 0o7777, 0o600);
+    const keys = ['etcd/peer.key', 'etcd/server.key'];
+    const before = await Promise.all(keys.map((f) => readFile(join(dir, f))));
+    for (const f of keys) await chown(join(dir, f), nobody, nobody);
+    const report = await reconcilePki(sampleConfig({ certificatesDir: dir }), new RealFiles());
+    assert.deepEqual(report.written.map((p) => p.slice(dir.length + 1)).sort(), keys);
+    for (const [i, f] of keys.entries()) {
+      const st = await stat(join(dir, f));
+      assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [0, 0, 0o600], f);
+      assert.deepEqual(await readFile(join(dir, f)), before[i], `${f} bytes kept`);
+    }
+    assert.deepEqual((await reconcilePki(sampleConfig({ certificatesDir: dir }), new RealFiles())).written, [], 'converged');
   });
 });
 
