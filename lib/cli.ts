@@ -215,7 +215,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
         const { formatPlan, planTask, planTotals } = await import('./plan.ts');
         const silent = { info() {}, warn() {} };
         if (!('planned' in hb.files) || !hb.plannedApi) throw new Error('plan needs the dry-run backends');
-        const recorder = { files: hb.files as { planned: import('./host/files.ts').PlannedWrite[] }, systemd: hb.systemd as unknown as { planned: import('./host/systemd.ts').PlannedUnitAction[] }, sh: hb.sh as unknown as { planned: string[][] }, plannedApi: hb.plannedApi };
+        const recorder = { files: hb.files as { planned: import('./host/files.ts').PlannedWrite[] }, systemd: hb.systemd as unknown as { planned: import('./host/systemd-dry-run.ts').PlannedUnitAction[] }, sh: hb.sh as unknown as { planned: string[][] }, plannedApi: hb.plannedApi };
         const entries = await planTask(task, (step, signal) => ctxFor(step, silent, signal), sel, recorder);
         if (json) io.stdout(redactor.redact(`${JSON.stringify({ event: 'plan', task: task.name, steps: entries, totals: planTotals(entries) })}\n`));
         else io.stdout(redactor.redact(formatPlan(task.name, entries, [`task file: ${taskFile}`, `config: ${file}`, `distro: ${config.distro.name}`, `node: ${config.nodeName} (${config.localAPIEndpoint.advertiseAddress})`])));

@@ -17,7 +17,7 @@ import { checkOutcome, evaluateSkip, selectionReason, type RunnerOptions } from 
 import { KubeceptionError, isBadInput } from './errors.ts';
 import type { Task } from './engine/dsl.ts';
 import type { PlannedWrite } from './host/files.ts';
-import type { PlannedUnitAction } from './host/systemd.ts';
+import type { PlannedUnitAction } from './host/systemd-dry-run.ts';
 import type { PlannedApiAction } from './k8s/planned.ts';
 
 /** What one step would change. */

@@ -2,9 +2,11 @@
  * Wires the host backends into step contexts: real ones for `run`, dry-run ones (reads real state,
  * records writes) for `plan` and `--dry-run`.
  */
-import { DryRunFiles, RealFiles, type HostFiles } from './host/files.ts';
+import { RealFiles, type HostFiles } from './host/files.ts';
+import { DryRunFiles } from './host/files-dry-run.ts';
 import { OwnedRecorder } from './host/owned-manifest.ts';
-import { DbusSystemd, DryRunSystemd, type Systemd } from './host/systemd.ts';
+import { DbusSystemd, type Systemd } from './host/systemd.ts';
+import { DryRunSystemd } from './host/systemd-dry-run.ts';
 import { DryRunShell, RealShell, type Shell } from './host/sh.ts';
 import type { Logger } from './context.ts';
 import { emptyState, type RunContext, type RunOptions, type RunState } from './run-options.ts';

@@ -1,7 +1,7 @@
 /** Persisted pending actions (lib/host/pending.ts), on the dry-run file backend (an in-memory overlay). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DryRunFiles } from '../../../lib/host/files.ts';
+import { DryRunFiles } from '../../../lib/host/files-dry-run.ts';
 import { clearPending, isPending, writeThenPending } from '../../../lib/host/pending.ts';
 
 const ctx = () => ({ files: new DryRunFiles(), dryRun: false });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { parseKubeconfig, renderKubeconfig } from '../../../lib/k8s/kubeconfig.ts';
 import { probeApiserver } from '../../../lib/k8s/apiserver.ts';
 import { ensureKubeconfigs } from '../../../lib/steps/bootstrap/kubeconfig.ts';
-import { DryRunFiles } from '../../../lib/host/files.ts';
+import { DryRunFiles } from '../../../lib/host/files-dry-run.ts';
 import { copyOfFreshPki, removeDir, sampleConfig } from '../pki/fixtures.ts';
 
 test('parseKubeconfig: garbage and non-mappings report an error; a rendered one parses', () => {

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DryRunFiles, RealFiles } from '../../../lib/host/files.ts';
+import { RealFiles } from '../../../lib/host/files.ts';
+import { DryRunFiles } from '../../../lib/host/files-dry-run.ts';
 import { KEEP_BACKUPS, pruneBackups } from '../../../lib/steps/upgrade/upgrade.ts';
 
 const name = (i: number) => `2026-12-0${i}T10-00-00-000Z-v1.34.4-to-v1.35.4`;
