@@ -66,9 +66,10 @@ export async function uploadCerts(api: Cluster, config: ResolvedConfig, files: H
   // The TTL proxy: a token Secret that cannot authenticate (no usages), deleted by the token cleaner at expiry.
   const proxy = tokenSecret(generateToken(), ttlMs, now, 'proxy for the TTL of the kubeception-certs Secret');
   for (const k of ['usage-bootstrap-authentication', 'usage-bootstrap-signing', 'auth-extra-groups']) delete proxy.data[k];
-  await api.apply([proxy]);
-  const owner = await api.read<KubernetesObject & { metadata: { uid?: string } }>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: proxy.metadata!.name!, namespace: 'kube-system' } });
-  if (!owner?.metadata.uid) throw new Error(`Secret kube-system/${proxy.metadata?.name} was not created`);
+  // Its uid from the apply's response: with a TTL of seconds the token cleaner may delete it before a
+  // second read (the certs Secret it then owns is collected at once, which a join reports as expired).
+  const owner = await api.applyObject<KubernetesObject & { metadata: { uid?: string } }>(proxy);
+  if (!owner.metadata.uid) throw new Error(`the apiserver's answer to the apply of Secret kube-system/${proxy.metadata?.name} has no metadata.uid`);
   const secret = {
     apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
     metadata: {

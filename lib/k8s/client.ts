@@ -146,13 +146,23 @@ export class Cluster {
   private async applyOne(obj: k8s.KubernetesObject): Promise<boolean> {
     const ref = obj as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
     const before = await this.read(ref);
-    let after: k8s.KubernetesObject;
+    const after = await this.applyObject(obj);
+    return before?.metadata?.resourceVersion !== after.metadata?.resourceVersion;
+  }
+
+  /**
+   * Server-side applies one object.
+   * @returns the object as the apiserver stored it (`metadata.uid`, `resourceVersion`) — from the
+   *   apply's own response, not a second read, which an object with a short life may not survive
+   *   (a token Secret the token cleaner deletes at its expiry).
+   * @throws KubeceptionError `apiserver-request` naming the object.
+   */
+  async applyObject<T extends k8s.KubernetesObject>(obj: k8s.KubernetesObject): Promise<T> {
     try {
-      after = await this.retrying(() => this.api.patch(obj, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
+      return (await this.retrying(() => this.api.patch(obj, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply))) as T;
     } catch (err) {
       throw apiError(`apply ${refOf(obj)}`, err, this.server);
     }
-    return before?.metadata?.resourceVersion !== after.metadata?.resourceVersion;
   }
 
   /**
@@ -401,6 +411,17 @@ export class DryRunCluster extends Cluster {
       changed.push(refOf(obj));
     }
     return changed;
+  }
+
+  /** Records the apply (see {@link apply}); @returns the dry run's result online, the object itself offline. */
+  override async applyObject<T extends k8s.KubernetesObject>(obj: k8s.KubernetesObject): Promise<T> {
+    await this.apply([obj]);
+    if (!this.online) return obj as T;
+    try {
+      return (await this.api.patch(obj, undefined, 'All', FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply)) as T;
+    } catch (err) {
+      throw apiError(`apply (dry run) ${refOf(obj)}`, err, this.server);
+    }
   }
 
   override async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {

@@ -10,7 +10,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, type KubernetesObject } from '../../lib/k8s/client.ts';
@@ -20,6 +20,10 @@ import { controlPlaneClaim, NODE_IDENTITIES, readIdentities, updateIdentities } 
 import { createToken, deleteExpiredTokens, deleteToken, listTokens, syncTokenIndex } from '../../lib/join/tokens-api.ts';
 import { parseIndex, TOKEN_INDEX_NAME } from '../../lib/join/token-index.ts';
 import { tokenSecret } from '../../lib/join/token.ts';
+import { uploadCerts } from '../../lib/join/upload-certs.ts';
+import { CERTS_SECRET, SHARED_FILES } from '../../lib/join/certificate-key.ts';
+import { RealFiles } from '../../lib/host/files.ts';
+import { sampleConfig } from '../unit/pki/fixtures.ts';
 import { watchDiscoverySource } from '../../lib/join/watch-source.ts';
 import { bootstrapTokenRbac } from '../../manifests/bootstrap-token-rbac.ts';
 import { csrApproverObjects, CSR_APPROVER_NAME } from '../../manifests/csr-approver.ts';
@@ -148,5 +152,34 @@ describe('token commands against a real apiserver', () => {
     assert.deepEqual(await deleteExpiredTokens(admin), ['expird']);
     assert.equal((await listTokens(admin)).some((x) => x.id === 'expird'), false);
     await syncTokenIndex(admin);
+  });
+
+  test('certs upload with a TTL proxy the token cleaner deletes before any read still uploads, owned by that proxy', async () => {
+    // The token cleaner (kube-controller-manager) may delete an expired proxy between its apply and any
+    // later read (`--ttl 1s` in the HA e2e): this cluster plays it, deleting a bootstrap-token Secret
+    // without usages — a TTL proxy — the first time it is read.
+    class CleanedCluster extends Cluster {
+      override async read<T extends KubernetesObject>(ref: Parameters<Cluster['read']>[0]): Promise<T | undefined> {
+        const name = ref.metadata?.name ?? '';
+        if (ref.kind === 'Secret' && name.startsWith('bootstrap-token-')) {
+          const s = await super.read<KubernetesObject & { data?: Record<string, string> }>(ref);
+          if (s && !s.data?.['usage-bootstrap-authentication']) {
+            await admin.delete(ref);
+            return undefined;
+          }
+        }
+        return super.read<T>(ref);
+      }
+    }
+    const pki = join(tmp, 'pki');
+    mkdirSync(join(pki, 'etcd'), { recursive: true, mode: 0o700 });
+    for (const [file] of SHARED_FILES) writeFileSync(join(pki, file), file === 'ca.crt' ? api.caPem : `not a key: ${file}\n`, { mode: 0o600 });
+    const up = await uploadCerts(new CleanedCluster(api.adminKubeconfig, 'admin'), sampleConfig({ controlPlaneEndpoint: 'cp.example:6443', certificatesDir: pki }), new RealFiles(), 60_000, []);
+    assert.match(up.command, /--control-plane/);
+    const certs = await admin.read<KubernetesObject & { metadata: { ownerReferences?: { name: string; uid: string }[] } }>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: CERTS_SECRET, namespace: 'kube-system' } });
+    const ref = certs?.metadata.ownerReferences?.[0];
+    assert.match(ref?.name ?? '', /^bootstrap-token-[a-z0-9]{6}$/);
+    assert.match(ref?.uid ?? '', /^[0-9a-f-]{36}$/, 'owned by the proxy the apply created');
+    await admin.delete({ apiVersion: 'v1', kind: 'Secret', metadata: { name: CERTS_SECRET, namespace: 'kube-system' } });
   });
 });
