@@ -5,7 +5,7 @@
  *
  * preflight → certs → kubeconfig → kubelet-config → apiserver-config → bootstrap-control-plane → kubelet-start → etcd →
  * wait-bootstrap-control-plane → bootstrap-scheduler → self-hosted-control-plane → wait-node-registered →
- * mark-control-plane → addon/kube-proxy → addon/coredns → bootstrap-token → join-service → recovery-watcher →
+ * mark-control-plane → upload-config → addon/kube-proxy → addon/coredns → bootstrap-token → join-service → recovery-watcher →
  * etcd-snapshot-schedule → wait-self-hosted-control-plane → addon/flannel → apiserver-recovery → wait-join-service → kubelet-pivot →
  * remove-bootstrap-control-plane → secrets-encryption
  */
@@ -16,6 +16,7 @@ import {
   applyKubeProxy,
   applySelfHostedControlPlane,
   ensureApiServerConfig,
+  uploadClusterConfig,
   controlPlaneChecks,
   disabledEarlier,
   ensureBootstrapToken,
@@ -83,6 +84,8 @@ export default task('bootstrap', [
     .run(applySelfHostedControlPlane),
   step('wait-node-registered').needs('self-hosted-control-plane').title('wait-node-registered: the kubelet registered the Node').run(waitNodeRegistered),
   step('mark-control-plane').needs('wait-node-registered').title('mark-control-plane: label and taint the Node').run(markControlPlane),
+  // The fields a running cluster cannot change, which preflight's ClusterConfiguration check compares.
+  step('upload-config').needs('mark-control-plane').title('upload-config: podSubnet, serviceSubnet, dnsDomain in ConfigMap kube-system/kubeception-config').run(uploadClusterConfig),
   // kube-proxy, CoreDNS and the join service go in through the bootstrap apiserver while the
   // self-hosted one starts (both store in the same etcd), and while the bootstrap controllers still
   // lead: their pods are created and scheduled at once, alongside the self-hosted apiserver's,

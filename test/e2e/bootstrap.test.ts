@@ -160,6 +160,27 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
     assertSameState(before, await hostState(host), 'plan on a converged host');
   });
 
+  test('a podSubnet or dnsDomain other than the cluster was made with: plan and run refuse it (exit 2, naming the fields), nothing changes', async () => {
+    const recorded = await json(host, '-n', 'kube-system', 'get', 'configmap', 'kubeception-config');
+    assert.deepEqual(JSON.parse(recorded.data.ClusterConfiguration), { 'networking.podSubnet': '10.244.0.0/16', 'networking.serviceSubnet': '10.96.0.0/12', 'networking.dnsDomain': 'cluster.local' });
+    const before = await hostState(host);
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none', podSubnet: '10.32.0.0/16', dnsDomain: 'example.internal' } });
+    try {
+      for (const args of [['plan', 'bootstrap'], RUN]) {
+        const r = await kc(host, args, { timeoutMs: 120_000 });
+        const out = r.stdout + r.stderr;
+        assert.equal(r.code, 2, `${args.join(' ')}: ${out.slice(-2000)}`);
+        assert.match(out, /ClusterConfiguration/);
+        assert.match(out, /networking\.podSubnet is 10\.32\.0\.0\/16 in the config, but the cluster was made with 10\.244\.0\.0\/16/);
+        assert.match(out, /networking\.dnsDomain is example\.internal in the config, but the cluster was made with cluster\.local/);
+        assert.doesNotMatch(out, /networking\.serviceSubnet is/);
+      }
+      assertSameState(before, await hostState(host), 'refused plan and run');
+    } finally {
+      await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' } });
+    }
+  });
+
   test('re-run converges, measured from outside: every file kubeception writes, kube-system pods, unit starts unchanged', async () => {
     const before = await hostState(host);
     const r = await kc(host, RUN, { timeoutMs: 600_000 });

@@ -19,6 +19,7 @@ import { parseKubeconfig } from '../../k8s/kubeconfig.ts';
 import { cgroupDriverMismatch } from '../../host/cgroup-driver.ts';
 import { imagePullCheck, kubeletVersionCheck } from './images.ts';
 import { kubernetesVersionCheck } from '../upgrade/version-check.ts';
+import { clusterConfigurationCheck } from '../bootstrap/cluster-configuration.ts';
 import { joinedControlPlane } from '../join/joined-control-plane.ts';
 import { containerRuntimeVersionCheck, etcdDataDirVersionCheck, etcdVersionCheck, kubernetesVersionSupportCheck } from './runtime-versions.ts';
 import type { Context } from '../../context.ts';
@@ -160,6 +161,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   kernelTunablesCheck,
   kubeletVersionCheck,
   kubernetesVersionCheck,
+  clusterConfigurationCheck,
   kubernetesVersionSupportCheck,
   etcdVersionCheck,
   etcdDataDirVersionCheck,

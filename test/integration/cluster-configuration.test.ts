@@ -1,0 +1,68 @@
+/**
+ * The cluster's fixed settings (lib/steps/bootstrap/cluster-configuration.ts) against a real
+ * kube-apiserver (the bed's, on loopback): the record `upload-config` writes is what the preflight
+ * check reads back, and a cluster made before the record is read from the flags of its real
+ * rendered kube-apiserver DaemonSet and kube-controller-manager Deployment and the host's kubelet config.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Cluster, type KubernetesObject } from '../../lib/k8s/client.ts';
+import { RealFiles } from '../../lib/host/files.ts';
+import { clusterConfigObject, CLUSTER_CONFIG_CONFIGMAP, fixedFieldChanges, recordedClusterConfig } from '../../lib/steps/bootstrap/cluster-configuration.ts';
+import { apiServerDaemonSet, controllerManagerDeployment } from '../../manifests/self-hosted.ts';
+import { sampleConfig } from '../unit/pki/fixtures.ts';
+import { startLoopbackApiserver, type LoopbackApiserver } from '../bed/loopback-apiserver.ts';
+import type { ResolvedConfig } from '../../lib/types.ts';
+
+let api: LoopbackApiserver;
+let admin: Cluster;
+const tmp = mkdtempSync('/tmp/kc-cluster-config-test-');
+const base = sampleConfig();
+const withKubeletDir = (c: ResolvedConfig): ResolvedConfig => ({ ...c, distro: { ...c.distro, paths: { ...c.distro.paths, kubeletConfigDir: join(tmp, 'kubelet') } } });
+const config = withKubeletDir({ ...base, networking: { podSubnet: '10.244.0.0/16', serviceSubnet: '10.96.0.0/12', dnsDomain: 'cluster.local' } });
+const changed = (n: Partial<ResolvedConfig['networking']>): ResolvedConfig => ({ ...config, networking: { ...config.networking, ...n } });
+const ctx = { files: new RealFiles(), config };
+const recordRef = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_CONFIG_CONFIGMAP, namespace: 'kube-system' } };
+
+before(async () => {
+  api = await startLoopbackApiserver();
+  admin = new Cluster(api.adminKubeconfig, 'admin');
+  mkdirSync(join(tmp, 'kubelet'));
+  writeFileSync(join(tmp, 'kubelet', 'config.yaml'), 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nclusterDomain: cluster.local\n', { mode: 0o600 });
+});
+
+after(async () => {
+  await api?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the cluster configuration record against a real apiserver', () => {
+  test('a new cluster: nothing recorded, nothing live: no field is refused', async () => {
+    const { record } = await recordedClusterConfig(ctx, admin);
+    assert.deepEqual(record, {});
+    assert.deepEqual(fixedFieldChanges(record, changed({ podSubnet: '10.245.0.0/16' })), []);
+  });
+
+  test('a cluster older than the record: read from the live kube-apiserver and kube-controller-manager flags and the kubelet config', async () => {
+    await admin.apply([apiServerDaemonSet(config), controllerManagerDeployment(config)] as KubernetesObject[]);
+    const { record, source } = await recordedClusterConfig(ctx, admin);
+    assert.deepEqual(record, { 'networking.serviceSubnet': '10.96.0.0/12', 'networking.podSubnet': '10.244.0.0/16', 'networking.dnsDomain': 'cluster.local' });
+    assert.match(source, /flags/);
+    assert.deepEqual(fixedFieldChanges(record, config), [], 'the same config: no change');
+    assert.deepEqual(fixedFieldChanges(record, changed({ serviceSubnet: '10.112.0.0/12', dnsDomain: 'example.internal' })).map((c) => c.field), ['networking.serviceSubnet', 'networking.dnsDomain']);
+  });
+
+  test('the record upload-config applies is read back, ahead of the live flags; applying it again changes nothing', async () => {
+    const other = changed({ podSubnet: '10.32.0.0/16' });
+    assert.deepEqual(await admin.apply([clusterConfigObject(other)]), [`ConfigMap/kube-system/${CLUSTER_CONFIG_CONFIGMAP}`]);
+    assert.deepEqual(await admin.apply([clusterConfigObject(other)]), [], 'converged');
+    const { record, source } = await recordedClusterConfig(ctx, admin);
+    assert.equal(source, `ConfigMap kube-system/${CLUSTER_CONFIG_CONFIGMAP}`);
+    assert.equal(record['networking.podSubnet'], '10.32.0.0/16', 'the record, not the kube-controller-manager flag');
+    assert.deepEqual(fixedFieldChanges(record, config), [{ field: 'networking.podSubnet', cluster: '10.32.0.0/16', config: '10.244.0.0/16' }]);
+    assert.deepEqual(fixedFieldChanges(record, other), []);
+    await admin.delete(recordRef);
+  });
+});
