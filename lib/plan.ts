@@ -19,6 +19,7 @@ import type { Task } from './engine/dsl.ts';
 import type { PlannedWrite } from './host/files.ts';
 import type { PlannedUnitAction } from './host/systemd-dry-run.ts';
 import type { PlannedApiAction } from './k8s/planned.ts';
+import { fieldChangeLine, type FieldChange } from './k8s/object-diff.ts';
 
 /** What one step would change. */
 export interface PlannedChanges {
@@ -125,13 +126,22 @@ function fileLine(w: PlannedWrite): string {
   return `update  ${w.path} (${mode(w.mode)}, +${w.added ?? 0} −${w.removed ?? 0} lines)`;
 }
 
+const MAX_FIELD_LINES = 20;
+
+/** An object's changed fields, one line each under its `update`/`patch` line (at most 20, then how many more). */
+function fieldLines(fields: readonly FieldChange[] | undefined): string[] {
+  if (!fields?.length) return [];
+  const lines = fields.slice(0, MAX_FIELD_LINES).map((f) => `          ${fieldChangeLine(f)}`);
+  return fields.length > MAX_FIELD_LINES ? [...lines, `          … ${fields.length - MAX_FIELD_LINES} more field(s) (--output json lists them all)`] : lines;
+}
+
 /** The lines of one step's changes, indented. */
 function changeLines(c: PlannedChanges): string[] {
   return [
     ...c.files.map(fileLine),
     ...c.units.map((u) => (u.unit ? `${u.op.padEnd(7)} ${u.unit}` : 'systemd daemon-reload')),
     ...c.commands.map((argv) => `run     ${argv.join(' ')}`),
-    ...c.objects.map((o) => `${o.op.padEnd(7)} ${o.ref}${o.note ? ` (${o.note})` : ''}`),
+    ...c.objects.flatMap((o) => [`${o.op.padEnd(7)} ${o.ref}${o.note ? ` (${o.note})` : ''}`, ...fieldLines(o.fields)]),
   ];
 }
 

@@ -11,6 +11,7 @@ import { KubeceptionError } from '../errors.ts';
 import type { PlannedApiAction } from './planned.ts';
 import { withRetry } from '../util/retry.ts';
 import { withoutServerFields } from './objects.ts';
+import { fieldChanges, type FieldChange } from './object-diff.ts';
 import { isTransient } from '../net/transient.ts';
 
 export { isTransient };
@@ -386,9 +387,9 @@ export class DryRunCluster extends Cluster {
     return this.online ? super.list<T>(apiVersion, kind, namespace, labelSelector) : [];
   }
 
-  private record(op: PlannedApiAction['op'], obj: k8s.KubernetesObject): void {
+  private record(op: PlannedApiAction['op'], obj: k8s.KubernetesObject, fields?: FieldChange[]): void {
     const ref = refOf(obj);
-    if (!this.planned.some((p) => p.op === op && p.ref === ref)) this.planned.push({ op, ref, ...(!this.online && { note: `the ${this.which} apiserver does not answer yet: not compared` }) });
+    if (!this.planned.some((p) => p.op === op && p.ref === ref)) this.planned.push({ op, ref, ...(!this.online && { note: `the ${this.which} apiserver does not answer yet: not compared` }), ...(fields && { fields }) });
   }
 
   override async apply(objects: readonly k8s.KubernetesObject[]): Promise<string[]> {
@@ -407,7 +408,7 @@ export class DryRunCluster extends Cluster {
         throw apiError(`apply (dry run) ${refOf(obj)}`, err, this.server);
       }
       if (before && comparable(before) === comparable(after)) continue;
-      this.record(before ? 'update' : 'create', obj);
+      this.record(before ? 'update' : 'create', obj, before && fieldChanges(before, after));
       changed.push(refOf(obj));
     }
     return changed;
@@ -436,7 +437,7 @@ export class DryRunCluster extends Cluster {
     } catch (err) {
       throw apiError(`patch (dry run) ${refOf(ref)}`, err, this.server);
     }
-    if (comparable(before) !== comparable(after)) this.record('patch', ref);
+    if (comparable(before) !== comparable(after)) this.record('patch', ref, before && fieldChanges(before, after));
     return after;
   }
 

@@ -1,3 +1,5 @@
+import type { FieldChange } from './object-diff.ts';
+
 /** What `plan`/`--dry-run` records instead of an API write. */
 export interface PlannedApiAction {
   /**
@@ -9,4 +11,6 @@ export interface PlannedApiAction {
   ref: string;
   /** Which apiserver the step talks to (`final` or `bootstrap`) when it does not answer. */
   note?: string;
+  /** For `update` and `patch`: the fields the write would change (./object-diff.ts; Secret values never shown). */
+  fields?: FieldChange[];
 }

@@ -8,6 +8,7 @@ import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { assertSameTree, E2E_PREFIX, kc, snapshot, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 import { assertBootstrapped, assertSameState, hostState } from '../helpers/converged.ts';
+import { startProber } from '../helpers/prober.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
 const kubectl = (host: Host, ...args: string[]) => host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
@@ -208,6 +209,28 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
       const n = await json(host, 'get', 'node', host.name);
       return n.status.conditions.find((c: any) => c.type === 'Ready')?.status === 'True' ? true : undefined;
     });
+  });
+
+  test('live reconfiguration: a new apiserver SAN and flag — plan names both, the run rolls them in with a 100 ms /readyz prober (gap ≤ 2 s), openssl verifies the new name', async () => {
+    const SAN = 'api.reconfigured.example';
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' }, apiServer: { extraSANs: [SAN], extraArgs: { 'event-ttl': '2h' } } });
+    const plan = await kc(host, ['plan', 'bootstrap']);
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, /update {2}\/etc\/kubernetes\/pki\/apiserver\.crt/);
+    assert.match(plan.stdout, /update {2}DaemonSet\/kube-system\/kube-apiserver\n(\s+\S.*\n)*\s+spec\.template\.spec\.containers\[kube-apiserver\]\.command: .*\+ --event-ttl=2h/);
+    const url = `https://${host.ip}:6443/readyz`;
+    const prober = await startProber(host, url);
+    const r = await kc(host, RUN, { timeoutMs: 600_000 });
+    const gap = await prober.stop();
+    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.split('\n').slice(-10).join('\n')}`);
+    console.log(`reconfiguration roll: longest /readyz gap ${gap.gapMs} ms (${gap.failed}/${gap.total} probes failed)`);
+    assert.ok(gap.gapMs <= 2_000, `API gap ${gap.gapMs} ms (${JSON.stringify(gap)})`);
+    await eventually('the apiserver runs with --event-ttl=2h', async () => ((await host.exec(['sh', '-c', 'ps -eo args | grep "^kube-apiserver "'])).stdout.includes('--event-ttl=2h') ? true : undefined), 120_000);
+    const verify = await host.exec(['sh', '-c', `openssl s_client -connect ${host.ip}:6443 -CAfile /etc/kubernetes/pki/ca.crt -verify_hostname ${SAN} -verify_return_error </dev/null`], { timeoutMs: 30_000 });
+    assert.equal(verify.code, 0, verify.stdout.slice(-1500) + verify.stderr.slice(-500));
+    assert.match(verify.stdout, /Verify return code: 0 \(ok\)/);
+    const converged = await kc(host, ['plan', 'bootstrap']);
+    assert.match(converged.stdout, /no changes: the host is converged\./, converged.stdout.slice(-2000));
   });
 });
 

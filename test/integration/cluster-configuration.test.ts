@@ -3,12 +3,14 @@
  * kube-apiserver (the bed's, on loopback): the record `upload-config` writes is what the preflight
  * check reads back, and a cluster made before the record is read from the flags of its real
  * rendered kube-apiserver DaemonSet and kube-controller-manager Deployment and the host's kubelet config.
+ * And `plan`'s field-level changes: the server's dry run of a changed object against the live one.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Cluster, type KubernetesObject } from '../../lib/k8s/client.ts';
+import { Cluster, DryRunCluster, type KubernetesObject } from '../../lib/k8s/client.ts';
+import type { PlannedApiAction } from '../../lib/k8s/planned.ts';
 import { RealFiles } from '../../lib/host/files.ts';
 import { clusterConfigObject, CLUSTER_CONFIG_CONFIGMAP, fixedFieldChanges, recordedClusterConfig } from '../../lib/steps/bootstrap/cluster-configuration.ts';
 import { apiServerDaemonSet, controllerManagerDeployment } from '../../manifests/self-hosted.ts';
@@ -64,5 +66,28 @@ describe('the cluster configuration record against a real apiserver', () => {
     assert.deepEqual(fixedFieldChanges(record, config), [{ field: 'networking.podSubnet', cluster: '10.32.0.0/16', config: '10.244.0.0/16' }]);
     assert.deepEqual(fixedFieldChanges(record, other), []);
     await admin.delete(recordRef);
+  });
+});
+
+describe("plan's field-level changes against a real apiserver (dry run, nothing persisted)", () => {
+  test('an added apiserver flag and a changed one are named; a changed Secret value is not shown; the live objects stay as they were', async () => {
+    const live = apiServerDaemonSet(config) as KubernetesObject;
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'plan-diff', namespace: 'kube-system' }, data: { key: Buffer.from('first-secret-value').toString('base64') } } as KubernetesObject;
+    await admin.apply([live, secret]);
+    const wanted = apiServerDaemonSet({ ...config, apiServer: { ...config.apiServer, extraArgs: { 'audit-log-maxage': '60', 'event-ttl': '2h' } } }) as KubernetesObject;
+    const planned: PlannedApiAction[] = [];
+    const dry = new DryRunCluster(api.adminKubeconfig, 'admin', planned, true, 'final');
+    assert.deepEqual(await dry.apply([wanted, { ...secret, data: { key: Buffer.from('second-secret-value').toString('base64') } } as KubernetesObject]), ['DaemonSet/kube-system/kube-apiserver', 'Secret/kube-system/plan-diff']);
+    const [ds, sec] = planned;
+    assert.equal(ds?.op, 'update');
+    const cmd = ds?.fields?.find((f) => f.path === 'spec.template.spec.containers[kube-apiserver].command');
+    assert.deepEqual(cmd?.added?.sort(), ['--audit-log-maxage=60', '--event-ttl=2h'], JSON.stringify(ds?.fields));
+    assert.deepEqual(cmd?.removed, ['--audit-log-maxage=30']);
+    assert.equal(ds?.fields?.length, 1, `only the command changes: ${JSON.stringify(ds?.fields)}`);
+    assert.deepEqual(sec?.fields, [{ path: 'data.key', before: '(secret value)', after: '(secret value)' }]);
+    assert.ok(!JSON.stringify(planned).includes(Buffer.from('second-secret-value').toString('base64')));
+    const after = await admin.read<KubernetesObject & { spec: { template: { spec: { containers: { command: string[] }[] } } } }>(live as Parameters<Cluster['read']>[0]);
+    assert.ok(after, 'the live DaemonSet');
+    assert.ok(!after.spec.template.spec.containers[0]?.command.includes('--event-ttl=2h'), 'the dry run persisted nothing');
   });
 });
