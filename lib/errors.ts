@@ -118,6 +118,12 @@ export class CommandError extends KubeceptionError {}
 /** Waiting for a condition timed out. */
 export class TimeoutError extends KubeceptionError {}
 
+/**
+ * A change that failed and was undone (exit 1): the step's retry policy does not repeat it, which
+ * would only repeat the failure and the undo.
+ */
+export class RolledBackError extends KubeceptionError {}
+
 /** True if `err` should make the CLI exit with {@link ExitCode.badInput}. */
 export function isBadInput(err: unknown): boolean {
   return err instanceof KubeceptionError && err.badInput;

@@ -20,7 +20,9 @@ export { isTransient };
 export type KubeObject = k8s.KubernetesObject & Record<string, unknown>;
 export type { V1Node, V1Pod, V1DaemonSet, V1Deployment, KubernetesObject } from '@kubernetes/client-node';
 
-export const FIELD_MANAGER = 'kubeception';
+import { FIELD_MANAGER } from './field-manager.ts';
+
+export { FIELD_MANAGER };
 
 function apiError(what: string, err: unknown, server: string): KubeceptionError {
   const e = err as { code?: number; body?: unknown; message?: string };

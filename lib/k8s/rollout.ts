@@ -4,7 +4,7 @@
  * observed the change, every pod is updated and available, and no old pod is left. The self-hosted
  * workloads surge (maxSurge 1, maxUnavailable 0), so the old pod serves until the new one is ready.
  */
-import { TimeoutError } from '../errors.ts';
+import { KubeceptionError, TimeoutError } from '../errors.ts';
 import { pollUntil } from '../util/poll.ts';
 import type { Cluster, KubernetesObject } from './client.ts';
 import type { Context } from '../context.ts';
@@ -16,7 +16,26 @@ interface Workload extends KubernetesObject {
 }
 
 interface PodLike extends KubernetesObject {
-  status?: { phase?: string; containerStatuses?: { ready?: boolean; restartCount?: number; state?: { waiting?: { reason?: string }; terminated?: { reason?: string } } }[] };
+  status?: {
+    phase?: string;
+    containerStatuses?: { ready?: boolean; restartCount?: number; state?: { waiting?: { reason?: string }; terminated?: { reason?: string } }; lastState?: { terminated?: { exitCode?: number; reason?: string } } }[];
+  };
+}
+
+/** Restarts after which a pod created by this roll counts as failing ({@link rollAndWait}'s `failFast`). */
+export const FAIL_FAST_RESTARTS = 2;
+
+/**
+ * A pod created at or after `sinceMs` (the roll's start, less 5 s of clock slack) whose container
+ * exited and was restarted {@link FAIL_FAST_RESTARTS} times and is waiting in CrashLoopBackOff: the
+ * new template does not run (a bad flag exits at once). A pod still starting, pulling or probed is not one.
+ */
+export function crashLoopingPod(pods: readonly PodLike[], sinceMs: number): PodLike | undefined {
+  return pods.find((p) => {
+    const created = new Date(String(p.metadata?.creationTimestamp ?? 0)).getTime();
+    const c = p.status?.containerStatuses?.[0];
+    return created >= sinceMs - 5_000 && !p.metadata?.deletionTimestamp && (c?.restartCount ?? 0) >= FAIL_FAST_RESTARTS && c?.state?.waiting?.reason === 'CrashLoopBackOff';
+  });
 }
 
 /** `key=value` pairs of a workload's rollout status, for errors. */
@@ -27,7 +46,8 @@ const statusLine = (w?: Workload) =>
 const podLine = (p: PodLike) => {
   const c = p.status?.containerStatuses?.[0];
   const reason = c?.state?.waiting?.reason ?? c?.state?.terminated?.reason;
-  return `${p.metadata?.name} ${p.status?.phase ?? '?'}${c ? ` ready=${c.ready} restarts=${c.restartCount}` : ''}${reason ? ` ${reason}` : ''}${p.metadata?.deletionTimestamp ? ' terminating' : ''}`;
+  const exit = c?.lastState?.terminated?.exitCode;
+  return `${p.metadata?.name} ${p.status?.phase ?? '?'}${c ? ` ready=${c.ready} restarts=${c.restartCount}` : ''}${reason ? ` ${reason}` : ''}${exit !== undefined ? ` last-exit=${exit}` : ''}${p.metadata?.deletionTimestamp ? ' terminating' : ''}`;
 };
 
 interface LeaseLike extends KubernetesObject {
@@ -101,10 +121,12 @@ export async function finishSurge(ctx: Pick<Context, 'signal'> & { log?: { warn(
 /**
  * Restarts each existing workload in `targets` (kube-system), one after the other, waiting for each
  * (reads that fail while the apiserver itself rolls count as "not yet").
+ * @param opts.failFast stop waiting as soon as a pod this roll created crash-loops ({@link crashLoopingPod}).
  * @returns the `Kind/name` of the workloads restarted (absent ones are skipped).
- * @throws TimeoutError `rollout-timeout` naming the workload.
+ * @throws TimeoutError `rollout-timeout` naming the workload; KubeceptionError `rollout-failed`
+ *   (failFast) naming the workload and its failing pod.
  */
-export async function rollAndWait(ctx: Pick<Context, 'signal'> & { log?: { warn(m: string): void } }, api: Cluster, targets: [Kind, string][], opts: { rolling?: ReadonlySet<string>; timeoutMs?: number } = {}): Promise<string[]> {
+export async function rollAndWait(ctx: Pick<Context, 'signal'> & { log?: { warn(m: string): void } }, api: Cluster, targets: [Kind, string][], opts: { rolling?: ReadonlySet<string>; timeoutMs?: number; failFast?: boolean; sinceMs?: number } = {}): Promise<string[]> {
   const timeoutMs = opts.timeoutMs ?? 300_000;
   const done: string[] = [];
   for (const [kind, name] of targets) {
@@ -117,13 +139,24 @@ export async function rollAndWait(ctx: Pick<Context, 'signal'> & { log?: { warn(
     let last: Workload | undefined;
     const started = Date.now();
     let nudged = false;
+    let failing: PodLike | undefined;
     const ok = await pollUntil(async () => {
       const w = await api.read<Workload>(ref).catch(() => undefined);
       last = w ?? last;
       if (w && rolledOut(kind, w)) return true;
+      if (opts.failFast) {
+        failing = crashLoopingPod(await api.list<PodLike>('v1', 'Pod', 'kube-system', `component=${name}`).catch(() => []), opts.sinceMs ?? started);
+        if (failing) return false;
+      }
       if (kind === 'DaemonSet' && w && !nudged && Date.now() - started > STALL_MS) nudged = await finishSurge(ctx, api, name, w);
       return undefined;
     }, { timeoutMs, intervalMs: 1_000, signal: ctx.signal });
+    if (failing)
+      throw new KubeceptionError('rollout-failed', {
+        what: `${kind} kube-system/${name}`,
+        why: `its new pod keeps failing: ${podLine(failing)}`,
+        fix: `see why: kubectl -n kube-system logs ${failing.metadata?.name} --previous`,
+      });
     if (!ok) {
       const pods = await api.list<PodLike>('v1', 'Pod', 'kube-system', `component=${name}`).catch(() => []);
       const unobserved = (last?.status?.observedGeneration ?? 0) < (last?.metadata?.generation ?? 0);

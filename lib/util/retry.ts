@@ -1,12 +1,13 @@
 /** Retries with backoff: the one wrapper around `p-retry`. */
 import pRetry, { AbortError } from 'p-retry';
-import { isBadInput } from '../errors.ts';
+import { isBadInput, RolledBackError } from '../errors.ts';
 import type { RetryPolicy } from '../engine/dsl.ts';
 
 /**
  * Calls `fn` until it resolves, at most `policy.tries` times, waiting `delayMs × backoff^(n-1)`
  * between attempts (at most `maxDelayMs`), giving up once `maxRetryTimeMs` has passed. Bad-input errors
- * (exit code 2), an aborted `signal`, and errors `opts.retryIf` rejects are not retried.
+ * (exit code 2), a change already rolled back ({@link RolledBackError}), an aborted `signal`, and errors
+ * `opts.retryIf` rejects are not retried.
  * @returns what `fn` resolves to; rethrows the last error.
  */
 export async function withRetry<T>(
@@ -20,7 +21,7 @@ export async function withRetry<T>(
       try {
         return await fn(attempt);
       } catch (err) {
-        if (isBadInput(err) || opts.signal?.aborted || (opts.retryIf && !opts.retryIf(err))) throw new AbortError(err as Error);
+        if (isBadInput(err) || err instanceof RolledBackError || opts.signal?.aborted || (opts.retryIf && !opts.retryIf(err))) throw new AbortError(err as Error);
         throw err;
       }
     },

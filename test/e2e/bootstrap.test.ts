@@ -232,6 +232,29 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
     const converged = await kc(host, ['plan', 'bootstrap']);
     assert.match(converged.stdout, /no changes: the host is converged\./, converged.stdout.slice(-2000));
   });
+
+  test('a bad apiserver flag value: the run rolls kube-apiserver back by itself, exits 1 saying why, the API serves throughout with the old flags', async () => {
+    await writeConfig(host, { distro: 'debian', networking: { plugin: 'none' }, apiServer: { extraSANs: ['api.reconfigured.example'], extraArgs: { 'event-ttl': 'bogus' } } });
+    const prober = await startProber(host, `https://${host.ip}:6443/readyz`);
+    const t0 = Date.now();
+    const r = await kc(host, RUN, { timeoutMs: 600_000 });
+    const gap = await prober.stop();
+    console.log(`bad flag rolled back in ${((Date.now() - t0) / 1000).toFixed(1)} s; longest /readyz gap ${gap.gapMs} ms (${gap.failed}/${gap.total} probes failed)`);
+    assert.equal(r.code, 1, `${r.stderr}\n${r.stdout.split('\n').slice(-10).join('\n')}`);
+    const failed = r.events.find((e) => e.event === 'step-failed') as { step?: string; code?: string; message?: string } | undefined;
+    assert.equal(failed?.step, 'self-hosted-control-plane');
+    assert.equal(failed?.code, 'rolled-back');
+    assert.match(failed?.message ?? '', /DaemonSet\/kube-system\/kube-apiserver: .*CrashLoopBackOff.*previous spec was applied again/);
+    assert.ok(gap.gapMs <= 2_000, `API gap ${gap.gapMs} ms (${JSON.stringify(gap)})`);
+    const ds = await json(host, '-n', 'kube-system', 'get', 'daemonset', 'kube-apiserver');
+    const command: string[] = ds.spec.template.spec.containers[0].command;
+    assert.ok(command.includes('--event-ttl=2h') && !command.some((a) => a.includes('bogus')), command.join(' '));
+    await eventually('one kube-apiserver pod, Ready, with the old flags', async () => {
+      const pods = (await json(host, '-n', 'kube-system', 'get', 'pods', '-l', 'component=kube-apiserver')).items as any[];
+      const ready = pods.length === 1 && pods[0].status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
+      return ready && pods[0].spec.containers[0].command.includes('--event-ttl=2h') ? true : undefined;
+    }, 120_000);
+  });
 });
 
 describe('crash midway: kill the run after the bootstrap manifests and the kubelet are up, re-run', { timeout: 1_800_000 }, () => {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { step as dslStep, task, type Task } from '../../lib/engine/dsl.ts';
 import { runTask } from '../../lib/engine/runner.ts';
-import { KubeceptionError } from '../../lib/errors.ts';
+import { KubeceptionError, RolledBackError } from '../../lib/errors.ts';
 import type { RunEvent } from '../../lib/engine/events.ts';
 
 type Ctx = { trace: string[] };
@@ -64,6 +64,15 @@ test('retry: tries until success, with retry events', async () => {
   assert.equal(events.filter((e) => e.event === 'step-retry').length, 2);
 });
 
+test('retry: a change already rolled back is not tried again', async () => {
+  let n = 0;
+  const t = task('t', [step('roll').retry({ tries: 3, delayMs: 5 }).run(() => { n++; throw new RolledBackError('rolled-back', { what: 'DaemonSet/kube-system/kube-apiserver', why: 'its new pod keeps failing', fix: 'fix the flag' }); })]);
+  const { result, events } = await run(t);
+  assert.equal(result.status, 'failed');
+  assert.equal(n, 1);
+  assert.equal(events.filter((e) => e.event === 'step-retry').length, 0);
+  assert.equal((events.find((e) => e.event === 'step-failed') as any).code, 'rolled-back');
+});
 test('timeout fails the step with step-timeout', async () => {
   const t = task('t', [step('slow').timeout(50).run(async () => { await sleep(2_000); return NO; })]);
   const t0 = Date.now();

@@ -30,8 +30,9 @@ export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOut
   const objects = await selfHostedManifests(ctx, api);
   if (which === 'final') {
     // A running self-hosted control plane (a re-run with renewed certificates or changed flags):
-    // one component at a time, each roll awaited, as `certs renew` does.
-    const { changed, rolled } = await applyComponentByComponent(ctx, api, objects, { afterFirst: () => crashPoint('partly-applied') });
+    // one component at a time, each roll awaited, as `certs renew` does; a component whose new
+    // pods fail is given back its previous spec and the run fails (`rolled-back`).
+    const { changed, rolled } = await applyComponentByComponent(ctx, api, objects, { afterFirst: () => crashPoint('partly-applied'), rollBack: true });
     // The workloads have rolled off the Secrets an older kubeception kept the keys in.
     changed.push(...(await deleteLegacyKeySecrets(api)));
     for (const ref of changed) ctx.log.info(`applied ${ref}`);

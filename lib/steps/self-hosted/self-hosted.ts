@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { CONTROL_PLANE_LABEL } from '../../constants.ts';
-import { HostStateError } from '../../errors.ts';
+import { HostStateError, KubeceptionError, RolledBackError } from '../../errors.ts';
 import { PKI_FILES, type PkiFile } from '../../../manifests/flags.ts';
 import { selfHostedObjects } from '../../../manifests/self-hosted.ts';
 import { hardeningFiles } from '../../../manifests/apiserver-hardening.ts';
@@ -14,6 +14,8 @@ import { LEGACY_KEY_SECRETS } from '../../../manifests/self-hosted-inputs.ts';
 import { kubeconfigPaths } from '../../k8s/endpoints.ts';
 import type { Cluster, KubernetesObject } from '../../k8s/client.ts';
 import { rollAndWait } from '../../k8s/rollout.ts';
+import { extractApplied } from '../../k8s/extract.ts';
+import { FIELD_MANAGER } from '../../k8s/field-manager.ts';
 import { TimeoutError } from '../../errors.ts';
 import { pollUntil } from '../../util/poll.ts';
 import type { Context } from '../../context.ts';
@@ -75,22 +77,44 @@ export const SELF_HOSTED_COMPONENTS = [['DaemonSet', 'kube-apiserver'], ['Deploy
  * @param afterFirst called once the first component is applied (a crash point).
  * @param timeoutMs per component rollout (default 300 s).
  * @param waitAll wait for every component's rollout to complete, changed now or not (a resumed upgrade).
+ * @param rollBack health-gate each component whose template this call changes: when its new pods
+ *   crash-loop or its roll does not complete, apply again what kubeception had applied to it before
+ *   (its own fields of the live object, {@link extractApplied}: an operator's edits stay), wait for
+ *   that roll, and fail. The surge roll keeps the old pods serving meanwhile.
  * @returns the objects changed (`Kind/namespace/name`) and the workloads rolled.
  * @throws TimeoutError `rollout-timeout` naming the workload, its status and pods (`timeoutMs` per component).
+ * @throws RolledBackError `rolled-back` (rollBack; not retried by the step's policy) naming the component, why its new pods failed,
+ *   and that its previous spec serves again; the components after it are not applied.
  */
-export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void; timeoutMs?: number; waitAll?: boolean } = {}): Promise<{ changed: string[]; rolled: string[] }> {
+export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void; timeoutMs?: number; waitAll?: boolean; rollBack?: boolean } = {}): Promise<{ changed: string[]; rolled: string[] }> {
   const own = (o: KubernetesObject, c: string) => ['DaemonSet', 'Deployment'].includes(o.kind ?? '') && o.metadata?.name === c;
   const changed = await api.apply(objects.filter((o) => !SELF_HOSTED_COMPONENTS.some(([, c]) => own(o, c))));
   const rolled: string[] = [];
   for (const [i, [kind, c]] of SELF_HOSTED_COMPONENTS.entries()) {
+    const workloadRef = { apiVersion: 'apps/v1', kind, metadata: { name: c, namespace: 'kube-system' } };
+    const previous = opts.rollBack && !ctx.dryRun ? await api.read<KubernetesObject>(workloadRef) : undefined;
+    const since = Date.now();
     const mine = await api.apply(objects.filter((o) => own(o, c)));
     changed.push(...mine);
     if (i === 0) opts.afterFirst?.();
     const ref = `${kind}/kube-system/${c}`;
     const rolling = mine.includes(ref);
     // waitAll: a rollout an earlier, interrupted run started is waited for too (without a restart).
-    if (!ctx.dryRun && (rolling || opts.force || opts.waitAll))
-      rolled.push(...(await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set(opts.waitAll && !opts.force ? [...mine, ref] : mine), timeoutMs: opts.timeoutMs })));
+    if (ctx.dryRun || !(rolling || opts.force || opts.waitAll)) continue;
+    const before = previous && rolling ? extractApplied(previous, FIELD_MANAGER) : undefined;
+    try {
+      rolled.push(...(await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set(opts.waitAll && !opts.force ? [...mine, ref] : mine), timeoutMs: opts.timeoutMs, failFast: !!before, sinceMs: since })));
+    } catch (err) {
+      if (!before || ctx.signal.aborted || !(err instanceof KubeceptionError)) throw err;
+      ctx.log.warn(`${ref}: ${err.why}; applying its previous spec again`);
+      await api.apply([before]);
+      await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set([ref]), timeoutMs: opts.timeoutMs });
+      throw new RolledBackError('rolled-back', {
+        what: ref,
+        why: `the change this run made to it did not roll out (${err.why}); its previous spec was applied again and has rolled out: the control plane serves as before this run`,
+        fix: `correct the setting the new pods failed on in kubeception.config.ts (the failed container's output: kubectl -n kube-system logs -l component=${c} --previous), then run \`kubeception run bootstrap\` again`,
+      });
+    }
   }
   return { changed, rolled };
 }

@@ -1,10 +1,10 @@
 /**
  * finishSurge: the DaemonSet controller's last surge step, done for it when it stalls. A pure unit:
- * the cluster is a fake holding a pod list and recording deletes.
+ * the cluster is a fake holding a pod list and recording deletes. crashLoopingPod: which pod fails a roll fast.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { finishSurge } from '../../../lib/k8s/rollout.ts';
+import { crashLoopingPod, finishSurge } from '../../../lib/k8s/rollout.ts';
 import type { Cluster } from '../../../lib/k8s/client.ts';
 
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
@@ -36,4 +36,15 @@ test('nothing is deleted while no new pod is ready, or when only the new pod is 
     assert.equal(await finishSurge(ctx, f.api, 'kube-apiserver', ds), false);
     assert.deepEqual(f.deleted, []);
   }
+});
+
+test('a roll fails fast only on a pod it created that restarted twice and waits in CrashLoopBackOff', () => {
+  const since = Date.now() - 60_000;
+  const p = (name: string, createdAgo: number, restarts: number, waiting?: string, terminating = false) => ({
+    metadata: { name, creationTimestamp: new Date(Date.now() - createdAgo * 1000), ...(terminating && { deletionTimestamp: new Date() }) },
+    status: { containerStatuses: [{ restartCount: restarts, state: waiting ? { waiting: { reason: waiting } } : { running: {} } }] },
+  });
+  assert.equal(crashLoopingPod([p('old', 3600, 5, 'CrashLoopBackOff'), p('new', 30, 1, 'CrashLoopBackOff'), p('pulling', 30, 0, 'ImagePullBackOff'), p('running', 30, 3)], since), undefined);
+  assert.equal(crashLoopingPod([p('going', 30, 4, 'CrashLoopBackOff', true)], since), undefined, 'a terminating pod is on its way out');
+  assert.equal(crashLoopingPod([p('old', 3600, 5, 'CrashLoopBackOff'), p('new', 30, 2, 'CrashLoopBackOff')], since)?.metadata?.name, 'new');
 });

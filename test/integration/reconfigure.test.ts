@@ -1,17 +1,22 @@
 /**
- * The cluster's fixed settings (lib/steps/bootstrap/cluster-configuration.ts) against a real
+ * Reconfiguring a running cluster, against a real kube-apiserver. The cluster's fixed settings (lib/steps/bootstrap/cluster-configuration.ts) against a real
  * kube-apiserver (the bed's, on loopback): the record `upload-config` writes is what the preflight
  * check reads back, and a cluster made before the record is read from the flags of its real
  * rendered kube-apiserver DaemonSet and kube-controller-manager Deployment and the host's kubelet config.
- * And `plan`'s field-level changes: the server's dry run of a changed object against the live one.
+ * `plan`'s field-level changes: the server's dry run of a changed object against the live one. And
+ * the roll-back's undo: what kubeception's field manager applied, extracted from managedFields and
+ * applied again, restores its fields and leaves another manager's alone.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, DryRunCluster, type KubernetesObject } from '../../lib/k8s/client.ts';
 import type { PlannedApiAction } from '../../lib/k8s/planned.ts';
 import { RealFiles } from '../../lib/host/files.ts';
+import { extractApplied } from '../../lib/k8s/extract.ts';
+import { FIELD_MANAGER } from '../../lib/k8s/field-manager.ts';
 import { clusterConfigObject, CLUSTER_CONFIG_CONFIGMAP, fixedFieldChanges, recordedClusterConfig } from '../../lib/steps/bootstrap/cluster-configuration.ts';
 import { apiServerDaemonSet, controllerManagerDeployment } from '../../manifests/self-hosted.ts';
 import { sampleConfig } from '../unit/pki/fixtures.ts';
@@ -89,5 +94,34 @@ describe("plan's field-level changes against a real apiserver (dry run, nothing 
     const after = await admin.read<KubernetesObject & { spec: { template: { spec: { containers: { command: string[] }[] } } } }>(live as Parameters<Cluster['read']>[0]);
     assert.ok(after, 'the live DaemonSet');
     assert.ok(!after.spec.template.spec.containers[0]?.command.includes('--event-ttl=2h'), 'the dry run persisted nothing');
+  });
+});
+
+describe("the roll-back's undo against a real apiserver", () => {
+  type Ds = KubernetesObject & { metadata: { annotations?: Record<string, string> }; spec: { template: { spec: { containers: { command: string[] }[]; priorityClassName?: string } } } };
+  const ref = { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'kube-apiserver', namespace: 'kube-system' } };
+  const command = (d: Ds | undefined) => d?.spec.template.spec.containers[0]?.command ?? [];
+
+  test("kubeception's applied fields, extracted from managedFields and applied again, undo its change and keep an operator's edit", async () => {
+    const original = apiServerDaemonSet(config) as KubernetesObject;
+    await admin.apply([original]);
+    // An operator's edit under another field manager.
+    const kc = join(tmp, 'admin.conf');
+    writeFileSync(kc, api.adminKubeconfig, { mode: 0o600 });
+    execFileSync('kubectl', ['--kubeconfig', kc, '-n', 'kube-system', 'annotate', 'daemonset', 'kube-apiserver', 'ops.example/owner=team-a', '--field-manager=operator']);
+    const previous = await admin.read<Ds>(ref);
+    const undo = extractApplied(previous!, FIELD_MANAGER);
+    assert.ok(undo, 'kubeception applied it');
+    assert.equal((undo as Ds).metadata.annotations?.['ops.example/owner'], undefined, "the operator's field is not kubeception's");
+    assert.equal(JSON.stringify(undo).includes('"status"'), false);
+    assert.deepEqual(command(undo as Ds), command(original as Ds));
+    // A change that fails, then the undo.
+    await admin.apply([apiServerDaemonSet({ ...config, apiServer: { ...config.apiServer, extraArgs: { 'event-ttl': 'bogus' } } }) as KubernetesObject]);
+    assert.ok(command(await admin.read<Ds>(ref)).includes('--event-ttl=bogus'));
+    await admin.apply([undo!]);
+    const after = await admin.read<Ds>(ref);
+    assert.deepEqual(command(after), command(original as Ds), 'the command kubeception applied before');
+    assert.equal(after?.metadata.annotations?.['ops.example/owner'], 'team-a', "the operator's edit stays");
+    assert.deepEqual(await admin.apply([original]), [], 'the undo is exactly what the rendered manifest applies');
   });
 });
