@@ -69,14 +69,26 @@ function walk(path: string, a: unknown, b: unknown, secret: boolean, out: FieldC
   out.push({ path, ...(a !== undefined && { before: render(a) }), ...(b !== undefined && { after: render(b) }) });
 }
 
+/** Annotations the apiserver and controllers keep (a DaemonSet's template generation, a Deployment's revision): not the apply's changes. */
+const SERVER_ANNOTATIONS = ['deprecated.daemonset.template.generation', 'deployment.kubernetes.io/revision'];
+
+function withoutServerAnnotations(o: Record<string, unknown>): Record<string, unknown> {
+  const meta = o.metadata as { annotations?: Record<string, string> } | undefined;
+  if (!meta?.annotations || !SERVER_ANNOTATIONS.some((k) => k in meta.annotations!)) return o;
+  const annotations = Object.fromEntries(Object.entries(meta.annotations).filter(([k]) => !SERVER_ANNOTATIONS.includes(k)));
+  const { annotations: _a, ...rest } = meta;
+  return { ...o, metadata: Object.keys(annotations).length ? { ...rest, annotations } : rest };
+}
+
 /**
  * The fields that differ between `before` (live) and `after` (the dry run's result), server-kept
- * fields (status, resourceVersion, managedFields, generation, uid, creationTimestamp) left out.
+ * fields (status, resourceVersion, managedFields, generation, uid, creationTimestamp, the server's
+ * annotations {@link SERVER_ANNOTATIONS}) left out.
  * @returns one entry per changed leaf, list of plain values or differently shaped value, in path order.
  */
 export function fieldChanges(before: object | undefined, after: object | undefined): FieldChange[] {
-  const a = before ? (withoutServerFields(before) as Record<string, unknown>) : {};
-  const b = after ? (withoutServerFields(after) as Record<string, unknown>) : {};
+  const a = withoutServerAnnotations(before ? (withoutServerFields(before) as Record<string, unknown>) : {});
+  const b = withoutServerAnnotations(after ? (withoutServerFields(after) as Record<string, unknown>) : {});
   const isSecret = (a.kind ?? b.kind) === 'Secret';
   const out: FieldChange[] = [];
   for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {

@@ -11,7 +11,7 @@ const ds = (command: string[], image = 'k8s/kube-apiserver:v1.37.2', extra: Reco
 
 test('a changed flag is one line of removed and added items under the container by name; server fields are not changes', () => {
   const before = ds(['kube-apiserver', '--a=1', '--audit-log-maxage=30']);
-  const after = { ...ds(['kube-apiserver', '--a=1', '--audit-log-maxage=60', '--b=2']), metadata: { ...before.metadata, resourceVersion: '2', generation: 2 }, status: { numberReady: 0 } };
+  const after = { ...ds(['kube-apiserver', '--a=1', '--audit-log-maxage=60', '--b=2']), metadata: { ...before.metadata, resourceVersion: '2', generation: 2, annotations: { 'deprecated.daemonset.template.generation': '2' } }, status: { numberReady: 0 } };
   const changes = fieldChanges(before, after);
   assert.deepEqual(changes, [{ path: 'spec.template.spec.containers[kube-apiserver].command', removed: ['--audit-log-maxage=30'], added: ['--audit-log-maxage=60', '--b=2'] }]);
   assert.equal(fieldChangeLine(changes[0]!), 'spec.template.spec.containers[kube-apiserver].command: - --audit-log-maxage=30  + --audit-log-maxage=60  + --b=2');
