@@ -17,6 +17,7 @@ export * from './addons/addons.ts';
 export * from './bootstrap/apiserver-config.ts';
 export * from './bootstrap/certs.ts';
 export * from './bootstrap/cluster-configuration.ts';
+export * from './bootstrap/node-configuration.ts';
 export * from './bootstrap/container-runtime.ts';
 export * from './contexts.ts';
 export * from './bootstrap/control-plane.ts';

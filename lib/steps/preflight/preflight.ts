@@ -20,6 +20,7 @@ import { cgroupDriverMismatch } from '../../host/cgroup-driver.ts';
 import { imagePullCheck, kubeletVersionCheck } from './images.ts';
 import { kubernetesVersionCheck } from '../upgrade/version-check.ts';
 import { clusterConfigurationCheck } from '../bootstrap/cluster-configuration.ts';
+import { nodeConfigurationCheck } from '../bootstrap/node-configuration.ts';
 import { joinedControlPlane } from '../join/joined-control-plane.ts';
 import { containerRuntimeVersionCheck, etcdDataDirVersionCheck, etcdVersionCheck, kubernetesVersionSupportCheck } from './runtime-versions.ts';
 import type { Context } from '../../context.ts';
@@ -162,6 +163,7 @@ export const controlPlaneChecks = (ctx: Context): Check[] => [
   kubeletVersionCheck,
   kubernetesVersionCheck,
   clusterConfigurationCheck,
+  nodeConfigurationCheck,
   kubernetesVersionSupportCheck,
   etcdVersionCheck,
   etcdDataDirVersionCheck,
