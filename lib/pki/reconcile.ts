@@ -4,7 +4,7 @@
  * writes, so a refused run (a CA without its key, an unreadable key, a bad SAN) changes nothing.
  *
  * Rules — never lose data: a valid file is kept; a leaf that differs from its spec, does not chain
- * to the current CA, does not match its key or expires within 30 days is re-issued for its existing
+ * to the current CA, does not match its key or expires within `certificateRenewalWindow` (default 90 days) is re-issued for its existing
  * key; a CA certificate and any key that exists are never replaced; a missing CA is created.
  *
  * Host effects: writes through {@link HostFiles.write} (atomic): keys mode 0600, certificates and
