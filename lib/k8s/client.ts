@@ -12,6 +12,7 @@ import type { PlannedApiAction } from './planned.ts';
 import { withRetry } from '../util/retry.ts';
 import { withoutServerFields } from './objects.ts';
 import { fieldChanges, type FieldChange } from './object-diff.ts';
+import { FIELD_MANAGER } from './field-manager.ts';
 import { isTransient } from '../net/transient.ts';
 
 export { isTransient };
@@ -19,8 +20,6 @@ export { isTransient };
 /** A Kubernetes object as plain data (the manifests/ builders' output). */
 export type KubeObject = k8s.KubernetesObject & Record<string, unknown>;
 export type { V1Node, V1Pod, V1DaemonSet, V1Deployment, KubernetesObject } from '@kubernetes/client-node';
-
-import { FIELD_MANAGER } from './field-manager.ts';
 
 export { FIELD_MANAGER };
 
@@ -396,35 +395,31 @@ export class DryRunCluster extends Cluster {
 
   override async apply(objects: readonly k8s.KubernetesObject[]): Promise<string[]> {
     const changed: string[] = [];
-    for (const obj of objects) {
-      if (!this.online) {
-        this.record('apply', obj);
-        changed.push(refOf(obj));
-        continue;
-      }
-      const before = await this.read(obj as Parameters<Cluster['read']>[0]);
-      let after: k8s.KubernetesObject;
-      try {
-        after = await this.api.patch(obj, undefined, 'All', FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
-      } catch (err) {
-        throw apiError(`apply (dry run) ${refOf(obj)}`, err, this.server);
-      }
-      if (before && comparable(before) === comparable(after)) continue;
-      this.record(before ? 'update' : 'create', obj, before && fieldChanges(before, after));
-      changed.push(refOf(obj));
-    }
+    for (const obj of objects) if ((await this.dryRunApply(obj)).changed) changed.push(refOf(obj));
     return changed;
   }
 
   /** Records the apply (see {@link apply}); @returns the dry run's result online, the object itself offline. */
   override async applyObject<T extends k8s.KubernetesObject>(obj: k8s.KubernetesObject): Promise<T> {
-    await this.apply([obj]);
-    if (!this.online) return obj as T;
+    return (await this.dryRunApply(obj)).after as T;
+  }
+
+  /** One object: offline recorded as `apply`; online sent as a dry run, recorded when its result differs from the live object. */
+  private async dryRunApply(obj: k8s.KubernetesObject): Promise<{ changed: boolean; after: k8s.KubernetesObject }> {
+    if (!this.online) {
+      this.record('apply', obj);
+      return { changed: true, after: obj };
+    }
+    const before = await this.read(obj as Parameters<Cluster['read']>[0]);
+    let after: k8s.KubernetesObject;
     try {
-      return (await this.api.patch(obj, undefined, 'All', FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply)) as T;
+      after = await this.api.patch(obj, undefined, 'All', FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
     } catch (err) {
       throw apiError(`apply (dry run) ${refOf(obj)}`, err, this.server);
     }
+    if (before && comparable(before) === comparable(after)) return { changed: false, after };
+    this.record(before ? 'update' : 'create', obj, before && fieldChanges(before, after));
+    return { changed: true, after };
   }
 
   override async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {

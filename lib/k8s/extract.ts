@@ -12,10 +12,10 @@
  * @see k8s.io/client-go/applyconfigurations (ExtractDaemonSet, ExtractDeployment)
  */
 
+import { isJsonObject as isObject } from './objects.ts';
+
 type Json = unknown;
 type FieldSet = { [k: string]: FieldSet };
-
-const isObject = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function matchesKey(item: Json, key: Record<string, Json>): boolean {
   return isObject(item) && Object.entries(key).every(([k, v]) => JSON.stringify(item[k]) === JSON.stringify(v));

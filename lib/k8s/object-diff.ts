@@ -9,7 +9,7 @@
  * `- --audit-log-maxage=30  + --audit-log-maxage=60`. Values under a Secret's `data`/`stringData`
  * are never shown (`(secret value)`), nor are their lengths.
  */
-import { withoutServerFields } from './objects.ts';
+import { isJsonObject as isObject, withoutServerFields } from './objects.ts';
 
 /** One changed field. `before`/`after` are short JSON renderings; absent when the field is absent on that side. */
 export interface FieldChange {
@@ -29,7 +29,6 @@ function render(v: unknown): string {
   return s.length > MAX_VALUE ? `${s.slice(0, MAX_VALUE - 1)}…` : s;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
 const named = (a: unknown[]) => a.length > 0 && a.every((x) => isObject(x) && typeof x.name === 'string') && new Set(a.map((x) => (x as { name: string }).name)).size === a.length;
 

@@ -17,3 +17,6 @@ export function withoutServerFields<T extends KubernetesObject>(o: T): T {
   delete (rest as { status?: unknown }).status;
   return { ...rest, metadata: meta } as unknown as T;
 }
+
+/** True for a JSON object (not an array, not null). */
+export const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

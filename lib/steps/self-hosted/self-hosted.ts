@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { CONTROL_PLANE_LABEL } from '../../constants.ts';
-import { HostStateError, KubeceptionError, RolledBackError } from '../../errors.ts';
+import { HostStateError, KubeceptionError, RolledBackError, TimeoutError } from '../../errors.ts';
 import { PKI_FILES, type PkiFile } from '../../../manifests/flags.ts';
 import { selfHostedObjects } from '../../../manifests/self-hosted.ts';
 import { hardeningFiles } from '../../../manifests/apiserver-hardening.ts';
@@ -16,7 +16,6 @@ import type { Cluster, KubernetesObject } from '../../k8s/client.ts';
 import { rollAndWait } from '../../k8s/rollout.ts';
 import { extractApplied } from '../../k8s/extract.ts';
 import { FIELD_MANAGER } from '../../k8s/field-manager.ts';
-import { TimeoutError } from '../../errors.ts';
 import { pollUntil } from '../../util/poll.ts';
 import type { Context } from '../../context.ts';
 
