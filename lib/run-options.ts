@@ -4,15 +4,15 @@
  * constructors; loaded by every command, so it imports nothing at run time.
  */
 import type { Context, CoreOptions } from './context.ts';
-import type { BootstrapState, JoinOptions, JoinState, ResetOptions, ResetState, RestoreOptions, RestoreTaskState, UpgradeApplyOptions, UpgradeApplyState, UpgradeNodeOptions, UpgradeNodeTaskState } from './steps/contexts.ts';
+import type { BootstrapState, JoinOptions, JoinState, ResetOptions, ResetState, RestoreOptions, RestoreTaskState, SaRotationOptions, SaRotationState, UpgradeApplyOptions, UpgradeApplyState, UpgradeNodeOptions, UpgradeNodeTaskState } from './steps/contexts.ts';
 
 /**
  * The options the CLI hands to a task: every command's (a task reads only its own part, as its
  * context type says). Every key is present; a flag not given is `undefined`.
  */
-export type RunOptions = CoreOptions & JoinOptions & ResetOptions & UpgradeApplyOptions & UpgradeNodeOptions & RestoreOptions;
+export type RunOptions = CoreOptions & JoinOptions & ResetOptions & UpgradeApplyOptions & UpgradeNodeOptions & RestoreOptions & SaRotationOptions;
 /** A run's state as the CLI holds it: any shipped task's fields (its summary reads the bootstrap's and join's). */
-export type RunState = BootstrapState & JoinState & ResetState & UpgradeApplyState & UpgradeNodeTaskState & RestoreTaskState;
+export type RunState = BootstrapState & JoinState & ResetState & UpgradeApplyState & UpgradeNodeTaskState & RestoreTaskState & SaRotationState;
 /** The context the CLI builds for a step of any task: every task's context type accepts it. */
 export type RunContext = Context<RunOptions, RunState>;
 

@@ -42,6 +42,9 @@ export const USAGE = `usage:
                                                upgrade; exit 0 healthy, 1 unhealthy
   kubeception secrets rotate-key [--output json]     (on the bootstrap node) a new encryption-at-rest key for
                                                Secrets: added, made first, every Secret rewritten, the old one dropped
+  kubeception run rotate-sa-key [--force]          (single control-plane node) a new service-account signing
+                                               key: trusted, then signing; a later run retires the old one
+                                               once its tokens have expired (--force: now)
   kubeception upgrade plan [vX.Y.Z] [--output json]   versions now and after, and the version-skew checks
   kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
   kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro

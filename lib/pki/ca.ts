@@ -6,7 +6,8 @@ import type { ResolvedConfig } from '../types.ts';
 import type { CaSpec, KeyPairSpec } from './certs.ts';
 import { PkiError } from './errors.ts';
 import { createCaCert, parseCert } from './x509.ts';
-import { describeKey, generatePrivateKey, keyAlgorithmNote, loadPrivateKey, loadPublicKey, publicKeyDer, publicKeyPem } from './keys.ts';
+import { describeKey, generatePrivateKey, keyAlgorithmNote, loadPrivateKey, publicKeyDer, publicKeyPem } from './keys.ts';
+import { publicKeys } from './sa-rotation.ts';
 import { DEFAULT_RENEW_BEFORE_DAYS, loadCa, type CaMaterial, type PkiAction, type ReconcileOptions } from './leaf.ts';
 
 /** A reconciled CA or key pair. */
@@ -71,7 +72,8 @@ export async function reconcileCa(
  * Reconciles the service-account key pair: keeps `sa.key` (any key type the apiserver accepts),
  * derives `sa.pub` from it if missing, creates both if both are missing.
  * @returns the PEM key and public key (`sa.pub` text unchanged when kept).
- * @throws PkiError `pki-sa-mismatch` if `sa.pub` exists without `sa.key` or is not its public key;
+ * @throws PkiError `pki-sa-mismatch` if `sa.pub` exists without `sa.key` or does not hold its public key
+ * (it may hold others: a key rotation's);
  * `pki-bad-key` if either is unreadable.
  * @see kubernetes/cmd/kubeadm/app/phases/certs/certs.go (CreateServiceAccountKeyAndPublicKeyFiles)
  */
@@ -94,7 +96,8 @@ export async function reconcileSa(
   }
   const key = loadPrivateKey(keyPem, spec.keyPath, false);
   if (pubPem === undefined) return { keyPem, publicKeyPem: publicKeyPem(key), action: 'kept', reason: `kept ${describeKey(key)} key; ${spec.publicKeyPath} re-derived from it` };
-  if (!publicKeyDer(loadPublicKey(pubPem, spec.publicKeyPath)).equals(publicKeyDer(key))) {
+  // sa.pub may hold more than one key during a key rotation (lib/pki/sa-rotation.ts): sa.key's must be one of them.
+  if (!publicKeys(pubPem, spec.publicKeyPath).some((k) => publicKeyDer(k).equals(publicKeyDer(key)))) {
     throw new PkiError('pki-sa-mismatch', {
       what: `${spec.keyPath}, ${spec.publicKeyPath}`,
       why: `${spec.publicKeyPath} is not the public key of ${spec.keyPath}: the apiserver would reject the tokens the controller-manager signs`,

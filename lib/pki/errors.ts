@@ -20,6 +20,8 @@ export type PkiErrorCode =
   | 'pki-not-a-ca'
   /** `sa.pub` exists without `sa.key`, or does not match it. Bad input (host state). */
   | 'pki-sa-mismatch'
+  /** The service-account files are not in a state a key rotation can go on from (lib/pki/sa-rotation.ts). Bad input (host state). */
+  | 'pki-sa-rotation'
   /** A SAN (`apiServer.extraSANs`, `controlPlaneEndpoint`) is neither an IP nor a DNS name. Bad input. */
   | 'pki-invalid-san'
   /** Building or signing a certificate failed inside the crypto library. A failed action. */

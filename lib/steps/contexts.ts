@@ -15,6 +15,7 @@ import type { Context } from '../context.ts';
 import type { OwnershipFacts, ResidueReport } from '../reset/types.ts';
 import type { UpgradeJournal } from '../upgrade/journal.ts';
 import type { RestoreFacts } from '../etcd/restore-plan.ts';
+import type { SaRotationPhase } from '../pki/sa-rotation.ts';
 
 // ---- options, per command ----
 
@@ -65,6 +66,12 @@ export interface RestoreOptions {
   /** The snapshot's name (`etcd-snapshot-<node>-<UTC time>`): the command's argument. */
   restoreSnapshot: string | undefined;
   /** `--force`: restore over a cluster that still serves (what it wrote since the snapshot is lost from the API; the old data dir is kept). */
+  force: boolean | undefined;
+}
+
+/** The flags of `run rotate-sa-key`. */
+export interface SaRotationOptions {
+  /** `--force`: retire the previous service-account key before its tokens have expired (lib/pki/sa-rotation.ts RETIRE_AFTER_MS). */
   force: boolean | undefined;
 }
 
@@ -128,6 +135,11 @@ export interface RestoreState {
   restore: RestoreFacts | undefined;
 }
 
+/** Written by rotate-sa-key's `preflight`: the phase the service-account files were in when the run began, and when retiring is due (ms since the epoch; undefined: not recorded). */
+export interface SaRotationState {
+  saRotation: { start: SaRotationPhase; retireDueMs: number | undefined } | undefined;
+}
+
 // ---- the shipped tasks ----
 
 /** `run bootstrap` (tasks/bootstrap.ts): no options of its own. */
@@ -153,3 +165,6 @@ export type UpgradeNodeContext = Context<UpgradeNodeOptions, UpgradeNodeTaskStat
 /** `etcd restore SNAPSHOT` (tasks/etcd-restore.ts). */
 export type RestoreTaskState = RestoreState & PkiState & EtcdState & KubeletState;
 export type RestoreContext = Context<RestoreOptions, RestoreTaskState>;
+
+/** `run rotate-sa-key` (tasks/rotate-sa-key.ts). */
+export type SaRotationContext = Context<SaRotationOptions, SaRotationState>;

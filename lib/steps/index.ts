@@ -50,6 +50,7 @@ export * from './preflight/runtime-versions.ts';
 export * from './self-hosted/control-plane.ts';
 export * from './self-hosted/self-hosted.ts';
 export * from './self-hosted/secrets-encryption.ts';
+export * from './self-hosted/sa-key-rotation.ts';
 export * from './upgrade/upgrade-node.ts';
 export * from './upgrade/upgrade.ts';
 export * from './upgrade/version-check.ts';

@@ -3,13 +3,13 @@
  * refused, and that keys and CAs stay byte-identical. Each test works on a copy of one fresh tree.
  */
 import assert from 'node:assert/strict';
-import { chmod, copyFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { RealFiles } from '../../../lib/host/files.ts';
 import { PkiError } from '../../../lib/pki/errors.ts';
 import { reconcilePki, type PkiReport } from '../../../lib/pki/reconcile.ts';
-import { copyOfFreshPki, freshPki, openssl, removeDir, sampleConfig, snapshot, type ConfigOverrides } from './fixtures.ts';
+import { copyOfFreshPki, freshPki, openssl, removeDir, sampleConfig, shell, snapshot, type ConfigOverrides } from './fixtures.ts';
 
 const dirs: string[] = [];
 after(async () => Promise.all([...dirs, (await freshPki()).dir].map(removeDir)));
@@ -136,6 +136,16 @@ describe('reconcilePki re-issues leaves', () => {
     assert.deepEqual((await snapshot(dir)).get('apiserver.key'), before);
   });
 
+  it("an sa.pub holding sa.key's public key and another one (a key rotation under way) is kept as it is", async () => {
+    const dir = await work();
+    const otherPub = await shell('openssl ecparam -name prime256v1 -genkey -noout | openssl pkey -pubout');
+    await writeFile(join(dir, 'sa.pub'), otherPub + (await readFile(join(dir, 'sa.pub'), 'utf8')));
+    const before = await snapshot(dir);
+    const r = await run(dir);
+    assert.equal(actions(r).sa, 'kept');
+    assert.deepEqual(await snapshot(dir), before);
+  });
+
   it('a missing sa.pub is re-derived from sa.key', async () => {
     const dir = await work();
     const before = await snapshot(dir);
@@ -173,6 +183,12 @@ describe('reconcilePki refuses and changes nothing', () => {
     await writeFile(join(dir, 'etcd/peer.key'), 'garbage\n', { mode: 0o600 });
     const err = await refuses(dir, 'pki-bad-key', () => run(dir));
     assert.equal(err.what, join(dir, 'etcd/peer.key'));
+  });
+
+  it("an sa.pub of other keys only, not sa.key's", async () => {
+    const dir = await work();
+    await writeFile(join(dir, 'sa.pub'), await shell('openssl ecparam -name prime256v1 -genkey -noout | openssl pkey -pubout'));
+    await refuses(dir, 'pki-sa-mismatch', () => run(dir));
   });
 
   it('sa.pub without sa.key', async () => {
