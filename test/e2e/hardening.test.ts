@@ -22,9 +22,10 @@ import { randomBytes } from 'node:crypto';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { E2E_PREFIX, kc, writeConfig } from '../helpers/bed-cli.ts';
-import { ADMIN, sleep, timed } from '../helpers/cluster.ts';
+import { ADMIN, apply, pod, podsReady, sleep, timed } from '../helpers/cluster.ts';
 import { etcdctl } from '../helpers/etcd.ts';
-import { startProber } from '../helpers/prober.ts';
+import { startProber, startTokenProber } from '../helpers/prober.ts';
+import { addonImageArchives, ensureAddonImages, TEST_IMAGE } from '../bed/addon-images.ts';
 
 const BASE = { distro: 'debian', networking: { plugin: 'none' } };
 const KEY_FILE = '/etc/kubernetes/pki/encryption-config.yaml';
@@ -58,6 +59,8 @@ describe('hardening: audit log, encryption at rest, Pod Security Admission', { t
   before(async () => {
     cp = await bootHost({ name: `${E2E_PREFIX}aphd1`, kubelet: true, bootTimeoutMs: 180_000 });
     await importKubeceptionImage(cp);
+    await ensureAddonImages();
+    await cp.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', addonImageArchives().find((a) => a.endsWith('/bed-tools-busybox.tar'))!], { timeoutMs: 300_000 });
     await writeConfig(cp, { ...BASE, apiServer: { secretsEncryption: { disabled: true } } });
     await bootstrap('bootstrap with secretsEncryption disabled');
   });
@@ -153,6 +156,93 @@ describe('hardening: audit log, encryption at rest, Pod Security Admission', { t
     const secretText = file.match(/secret: (\S+)/)![1]!;
     assert.ok(!r.stdout.includes(secretText) && !r.stderr.includes(secretText), 'the key was printed');
     assert.ok(gap.gapMs <= 2_000, `the API was down ${gap.gapMs} ms`);
+  });
+
+  timed('run rotate-sa-key: tokens issued before (a pod\'s, a TokenRequest\'s, a legacy Secret\'s) keep authenticating through both rolls; new tokens carry the new kid; retired only when due (or --force)', async () => {
+    const SA = '/etc/kubernetes/pki';
+    const kidOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()).kid as string;
+    const keyKid = async (file: string, pub = false) => (await cp.execOk(['sh', '-c', `openssl pkey ${pub ? '-pubin ' : ''}-in ${file} -pubout -outform der | openssl dgst -sha256 -binary | base64 -w0 | tr '+/' '-_' | tr -d =`])).trim();
+    const trusted = async () => {
+      const pems = (await cp.readFile(`${SA}/sa.pub`)).match(/-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/g) ?? [];
+      const kids: string[] = [];
+      for (const [i, pem] of pems.entries()) {
+        await cp.writeFile(`/tmp/sa-pub-${i}.pem`, `${pem}\n`);
+        kids.push(await keyKid(`/tmp/sa-pub-${i}.pem`, true));
+      }
+      return kids;
+    };
+    const oldKid = await keyKid(`${SA}/sa.key`);
+    assert.deepEqual(await trusted(), [oldKid]);
+    // Three tokens issued before the rotation, each kept in a file in the host (0600), never printed.
+    await apply(cp, pod('sa-token-pod', cp.name, TEST_IMAGE, ['sh', '-c', 'sleep 3600']));
+    await podsReady(cp, ['sa-token-pod']);
+    await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sa-legacy-token', namespace: 'default', annotations: { 'kubernetes.io/service-account.name': 'default' } }, type: 'kubernetes.io/service-account-token' });
+    let legacy = '';
+    for (let i = 0; i < 60 && !legacy; i++, await sleep(500)) legacy = Buffer.from(await kubectl('get', 'secret', 'sa-legacy-token', '-o', 'jsonpath={.data.token}'), 'base64').toString();
+    const tokens = {
+      pod: await kubectl('exec', 'sa-token-pod', '--', 'cat', '/var/run/secrets/kubernetes.io/serviceaccount/token'),
+      request: (await kubectl('create', 'token', 'default', '--duration=2h')).trim(),
+      legacy,
+    };
+    for (const [name, t] of Object.entries(tokens)) {
+      assert.equal(kidOf(t), oldKid, `the ${name} token's kid`);
+      await cp.writeFile(`/root/sa-token-${name}`, t, 0o600);
+    }
+    const files = Object.keys(tokens).map((n) => `/root/sa-token-${n}`);
+    const url = `https://${cp.ip}:6443/apis/authentication.k8s.io/v1/selfsubjectreviews`;
+    const probeOnce = async () => (await startTokenProber(cp, url, files)).stop.bind(null);
+    const stopBefore = await probeOnce();
+    await sleep(1_000);
+    assert.deepEqual((await stopBefore()).map((p) => Object.keys(p.statuses)), [['201'], ['201'], ['201']], 'the tokens authenticate before the rotation');
+
+    const t = Date.now();
+    const prober = await startTokenProber(cp, url, files);
+    const readyz = await startProber(cp, `https://${cp.ip}:6443/readyz`);
+    const r = await kc(cp, ['run', 'rotate-sa-key', '--output', 'json'], { timeoutMs: 1_800_000 });
+    await sleep(3_000);
+    const [probes, gap] = [await prober.stop(), await readyz.stop()];
+    assert.equal(r.code, 0, `${r.stderr.slice(-3000)}\n${r.stdout.slice(-3000)}`);
+    const steps = r.events.filter((e) => e.event === 'step-done' || e.event === 'step-skipped').map((e) => `${e.step}:${e.event === 'step-done' ? (e.changed ? 'changed' : 'ok') : 'skipped'}`);
+    console.log(`rotate-sa-key: ${((Date.now() - t) / 1000).toFixed(1)} s (${steps.join(', ')}); /readyz longest gap ${gap.gapMs} ms (${gap.failed}/${gap.total}); old tokens: ${Object.keys(tokens).map((n, i) => `${n} ${JSON.stringify(probes[i]!.statuses)} gap ${probes[i]!.gap.gapMs} ms`).join('; ')}`);
+    assert.deepEqual(steps.slice(0, 4), ['preflight:ok', 'trust-next-key:changed', 'sign-with-next-key:changed', 'retire-previous-keys:skipped']);
+    for (const [i, n] of Object.keys(tokens).entries()) {
+      assert.equal(probes[i]!.statuses['401'], undefined, `the ${n} token issued before the rotation was rejected during it: ${JSON.stringify(probes[i]!.statuses)}`);
+      assert.ok((probes[i]!.statuses['201'] ?? 0) > 20, `the ${n} token was barely probed: ${JSON.stringify(probes[i]!.statuses)}`);
+    }
+    assert.ok(gap.gapMs <= 2_000, `the API was down ${gap.gapMs} ms`);
+    const newKid = await keyKid(`${SA}/sa.key`);
+    assert.notEqual(newKid, oldKid);
+    assert.deepEqual(await trusted(), [oldKid, newKid], 'sa.pub trusts both keys until the old one is retired');
+    assert.equal(await cp.exists(`${SA}/sa-next.key`), false);
+    assert.equal((await cp.execOk(['stat', '-c', '%a', `${SA}/sa.key`])).trim(), '600');
+    const fresh = (await kubectl('create', 'token', 'default', '--duration=1h')).trim();
+    assert.equal(kidOf(fresh), newKid, 'a token issued now is signed by the new key');
+    const recovery = await cp.readFile('/etc/kubernetes/recovery/recovery-kube-apiserver.yaml');
+    assert.ok(recovery.length > 0);
+    for (const v of [...Object.values(tokens), fresh]) assert.ok(!r.stdout.includes(v) && !r.stderr.includes(v), 'a token was printed');
+
+    // Not due yet: a re-run changes nothing and says when.
+    const again = await kc(cp, ['run', 'rotate-sa-key', '--output', 'json'], { timeoutMs: 600_000 });
+    assert.equal(again.code, 0, again.stderr);
+    const skipped = again.events.find((e) => e.event === 'step-skipped' && e.step === 'retire-previous-keys');
+    assert.match(skipped?.reason ?? '', /may be in use until .*--force/);
+    assert.deepEqual(await trusted(), [oldKid, newKid]);
+
+    // --force retires now: the old TokenRequest token is rejected; the legacy Secret's token is signed again and works.
+    const forced = await kc(cp, ['run', 'rotate-sa-key', '--force', '--output', 'json'], { timeoutMs: 1_800_000 });
+    assert.equal(forced.code, 0, `${forced.stderr.slice(-3000)}\n${forced.stdout.slice(-3000)}`);
+    assert.deepEqual(await trusted(), [newKid]);
+    let resigned = '';
+    for (let i = 0; i < 60; i++, await sleep(500)) {
+      resigned = Buffer.from(await kubectl('get', 'secret', 'sa-legacy-token', '-o', 'jsonpath={.data.token}'), 'base64').toString();
+      if (resigned && kidOf(resigned) === newKid) break;
+    }
+    assert.equal(kidOf(resigned), newKid, 'the legacy token Secret was signed again with the new key');
+    await cp.writeFile('/root/sa-token-resigned', resigned, 0o600);
+    await cp.writeFile('/root/sa-token-fresh', fresh, 0o600);
+    const stopAfter = (await startTokenProber(cp, url, ['/root/sa-token-request', '/root/sa-token-resigned', '/root/sa-token-fresh'])).stop;
+    await sleep(1_000);
+    assert.deepEqual((await stopAfter()).map((p) => Object.keys(p.statuses)), [['401'], ['201'], ['201']], 'after retiring: the old token rejected, the re-signed and the new one accepted');
   });
 
   timed('Pod Security Admission: privileged refused in a plain namespace, a plain pod warned (restricted), kube-system and a privileged-labelled namespace admit it', async () => {

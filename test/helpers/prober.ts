@@ -66,3 +66,46 @@ export async function startProber(host: Host, url: string, caPath = '/etc/kubern
     },
   };
 }
+
+const TOKEN_SCRIPT = `const https = require('https'), fs = require('fs');
+const [url, caPath, stop, ...tokenFiles] = process.argv.slice(1);
+const ca = fs.readFileSync(caPath), tokens = tokenFiles.map((f) => fs.readFileSync(f, 'utf8').trim()), out = tokens.map(() => []);
+const body = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+const iv = setInterval(() => {
+  if (fs.existsSync(stop)) { clearInterval(iv); setTimeout(() => { process.stdout.write(JSON.stringify(out)); process.exit(0); }, 1500); return; }
+  tokens.forEach((token, i) => {
+    const t = Date.now();
+    const req = https.request(url, { method: 'POST', ca, agent: false, timeout: 1000, headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json' } }, (r) => { r.resume(); out[i].push([t, r.statusCode]); });
+    req.on('timeout', () => req.destroy()); req.on('error', () => out[i].push([t, 0])); req.end(body);
+  });
+}, 200);`;
+
+/** What a token prober saw per token: the answers by status (0 = no answer) and the longest gap without a 201. */
+export interface TokenProbes {
+  statuses: Record<string, number>;
+  gap: Gap;
+}
+
+/**
+ * Starts a token prober in `host`: every 200 ms, for each token file (read once, at the start), a new
+ * TLS connection POSTs a SelfSubjectReview to `url` (`…/apis/authentication.k8s.io/v1/selfsubjectreviews`)
+ * with that token; 201 = the token authenticated, 401 = rejected. Tokens stay in the host.
+ * @returns `stop()`, which ends it and returns what each token saw, in the order of `tokenFiles`.
+ */
+export async function startTokenProber(host: Host, url: string, tokenFiles: string[], caPath = '/etc/kubernetes/pki/ca.crt'): Promise<{ stop: () => Promise<TokenProbes[]> }> {
+  const flag = `/tmp/stop-token-prober-${Date.now()}`;
+  const run = host.exec(['node', '-e', TOKEN_SCRIPT, url, caPath, flag, ...tokenFiles], { timeoutMs: 3_600_000 });
+  return {
+    stop: async () => {
+      await host.execOk(['touch', flag]);
+      const r = await run;
+      await host.exec(['rm', '-f', flag]);
+      if (r.code !== 0) throw new Error(`token prober in ${host.name} exited ${r.code}: ${r.stderr.slice(-500)}`);
+      return (JSON.parse(r.stdout) as [number, number][][]).map((samples) => {
+        const statuses: Record<string, number> = {};
+        for (const [, code] of samples) statuses[code] = (statuses[code] ?? 0) + 1;
+        return { statuses, gap: longestGap(samples.map(([t, c]) => [t, c === 201 ? 200 : c])) };
+      });
+    },
+  };
+}

@@ -1,11 +1,12 @@
 /** NodeConfiguration (lib/steps/bootstrap/node-configuration.ts) against the etcd environment file renderEtcdEnvironment writes, on real files. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderEtcdEnvironment } from '../../../lib/etcd/config.ts';
 import { RealFiles } from '../../../lib/host/files.ts';
-import { nodeConfigurationCheck, nodeFieldChanges } from '../../../lib/steps/bootstrap/node-configuration.ts';
+import { renderKubeconfig } from '../../../lib/k8s/kubeconfig.ts';
+import { bindPortChange, nodeConfigurationCheck, nodeFieldChanges } from '../../../lib/steps/bootstrap/node-configuration.ts';
 import { sampleConfig } from '../pki/fixtures.ts';
 import type { Context } from '../../../lib/context.ts';
 import type { ResolvedConfig } from '../../../lib/types.ts';
@@ -36,6 +37,31 @@ test('the check reads the host file: a new etcd.dataDir is refused, not ignorabl
     const failure = await nodeConfigurationCheck.run(ctx({ ...config, etcd: { ...config.etcd, dataDir: '/srv/etcd-new' } }));
     assert.match(failure?.message ?? '', /^etcd\.dataDir gives \/srv\/etcd-new in the config, but this node runs with .* an empty etcd/);
     assert.equal(nodeConfigurationCheck.ignorable, false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('certificatesDir is compared as the directory of etcd\'s CA, and named', () => {
+  const moved: ResolvedConfig = { ...base, certificatesDir: '/srv/pki' };
+  assert.deepEqual(nodeFieldChanges(written, moved).map((c) => [c.field, c.recorded, c.config]), [['certificatesDir', base.certificatesDir, '/srv/pki']]);
+});
+
+test('localAPIEndpoint.bindPort against the controller-manager kubeconfig kubeception wrote (real kubeconfig text, real files)', async () => {
+  const dir = mkdtempSync('/tmp/kc-nodecfg-');
+  try {
+    const secretsDir = join(dir, 'kubernetes');
+    mkdirSync(secretsDir);
+    const config: ResolvedConfig = { ...base, distro: { ...base.distro, paths: { ...base.distro.paths, etcdEnvironmentFile: join(dir, 'etcd'), secretsDir } } };
+    writeFileSync(join(dir, 'etcd'), renderEtcdEnvironment(config));
+    const cm = renderKubeconfig({ server: `https://127.0.0.1:${config.localAPIEndpoint.bindPort}`, caPem: 'x', user: 'system:kube-controller-manager', certPem: 'c', keyPem: 'k' });
+    assert.equal(bindPortChange(cm, 'cm', config), undefined);
+    assert.deepEqual(bindPortChange(cm, 'cm', { ...config, localAPIEndpoint: { ...config.localAPIEndpoint, bindPort: 7443 } }), { recorded: String(config.localAPIEndpoint.bindPort), config: '7443' });
+    writeFileSync(join(secretsDir, 'controller-manager.conf'), cm, { mode: 0o600 });
+    const ctx = (c: ResolvedConfig) => ({ files: new RealFiles(), config: c }) as unknown as Context;
+    assert.equal(await nodeConfigurationCheck.run(ctx(config)), undefined);
+    const failure = await nodeConfigurationCheck.run(ctx({ ...config, localAPIEndpoint: { ...config.localAPIEndpoint, bindPort: 7443 } }));
+    assert.match(failure?.message ?? '', new RegExp(`^localAPIEndpoint\\.bindPort gives 7443 in the config, but this node runs with ${config.localAPIEndpoint.bindPort} \\(${secretsDir}/controller-manager\\.conf\\)`));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
