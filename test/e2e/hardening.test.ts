@@ -205,10 +205,21 @@ describe('hardening: audit log, encryption at rest, Pod Security Admission', { t
     const steps = r.events.filter((e) => e.event === 'step-done' || e.event === 'step-skipped').map((e) => `${e.step}:${e.event === 'step-done' ? (e.changed ? 'changed' : 'ok') : 'skipped'}`);
     console.log(`rotate-sa-key: ${((Date.now() - t) / 1000).toFixed(1)} s (${steps.join(', ')}); /readyz longest gap ${gap.gapMs} ms (${gap.failed}/${gap.total}); old tokens: ${Object.keys(tokens).map((n, i) => `${n} ${JSON.stringify(probes[i]!.statuses)} gap ${probes[i]!.gap.gapMs} ms`).join('; ')}`);
     assert.deepEqual(steps.slice(0, 4), ['preflight:ok', 'trust-next-key:changed', 'sign-with-next-key:changed', 'retire-previous-keys:skipped']);
+    // A surge roll's new kube-apiserver shares the port (SO_REUSEPORT) from its start, before it is
+    // ready: a request it takes then may fail (403 before its authorizer, 401 before the lookups of a
+    // pod- or Secret-bound token can answer; seen in plain `rollout restart`s too). A token its key
+    // no longer verified would be refused by a ready apiserver as well. So: every 401 falls within
+    // 1.5 s of a /readyz probe that was not answered 200 (an apiserver not ready), and after the
+    // run every token authenticates on every probe.
+    const notReady = (gap.samples ?? []).filter(([, c]) => c !== 200).map(([t]) => t);
     for (const [i, n] of Object.keys(tokens).entries()) {
-      assert.equal(probes[i]!.statuses['401'], undefined, `the ${n} token issued before the rotation was rejected during it: ${JSON.stringify(probes[i]!.statuses)}`);
+      const outside = probes[i]!.rejectedAt.filter((t) => !notReady.some((u) => Math.abs(u - t) <= 1_500));
+      assert.deepEqual(outside.map((t) => new Date(t).toISOString()), [], `the ${n} token issued before the rotation was rejected while every apiserver was ready: ${JSON.stringify(probes[i]!.statuses)}`);
       assert.ok((probes[i]!.statuses['201'] ?? 0) > 20, `the ${n} token was barely probed: ${JSON.stringify(probes[i]!.statuses)}`);
     }
+    const settled = (await startTokenProber(cp, url, files)).stop;
+    await sleep(3_000);
+    assert.deepEqual((await settled()).map((p) => Object.keys(p.statuses)), [['201'], ['201'], ['201']], 'after the rotation, a token issued before it was rejected');
     assert.ok(gap.gapMs <= 2_000, `the API was down ${gap.gapMs} ms`);
     const newKid = await keyKid(`${SA}/sa.key`);
     assert.notEqual(newKid, oldKid);

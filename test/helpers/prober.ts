@@ -22,6 +22,8 @@ export interface Gap {
   /** When the longest gap began (ISO time, the host's clock), and the answers seen in it (`status×count`, 0 = none). */
   gapStart?: string;
   gapAnswers?: string;
+  /** Every probe: `[startMs, status]` (0 = no answer), from `startProber`. */
+  samples?: [number, number][];
 }
 
 /** The longest stretch without a 200 in `samples` (`[startMs, status]`, status 0 = no answer). */
@@ -62,7 +64,8 @@ export async function startProber(host: Host, url: string, caPath = '/etc/kubern
       const r = await run;
       await host.exec(['rm', '-f', flag]);
       if (r.code !== 0) throw new Error(`prober in ${host.name} exited ${r.code}: ${r.stderr.slice(-500)}`);
-      return longestGap(JSON.parse(r.stdout) as [number, number][]);
+      const samples = JSON.parse(r.stdout) as [number, number][];
+      return { ...longestGap(samples), samples };
     },
   };
 }
@@ -84,6 +87,8 @@ const iv = setInterval(() => {
 export interface TokenProbes {
   statuses: Record<string, number>;
   gap: Gap;
+  /** When each 401 (the token rejected) was asked for, ms since the epoch. */
+  rejectedAt: number[];
 }
 
 /**
@@ -104,7 +109,7 @@ export async function startTokenProber(host: Host, url: string, tokenFiles: stri
       return (JSON.parse(r.stdout) as [number, number][][]).map((samples) => {
         const statuses: Record<string, number> = {};
         for (const [, code] of samples) statuses[code] = (statuses[code] ?? 0) + 1;
-        return { statuses, gap: longestGap(samples.map(([t, c]) => [t, c === 201 ? 200 : c])) };
+        return { statuses, gap: longestGap(samples.map(([t, c]) => [t, c === 201 ? 200 : c])), rejectedAt: samples.filter(([, c]) => c === 401).map(([t]) => t) };
       });
     },
   };
