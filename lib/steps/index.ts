@@ -44,6 +44,7 @@ export * from './recovery/recovery.ts';
 export * from './reset/leave-cluster.ts';
 export * from './reset/outcome.ts';
 export * from './reset/reset.ts';
+export * from './reset/cri-containers.ts';
 export * from './restore/restore.ts';
 export * from './restore/restore-preflight.ts';
 export * from './preflight/runtime-versions.ts';
