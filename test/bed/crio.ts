@@ -99,16 +99,23 @@ graphroot = "${CRIO_STORAGE}/storage"
 runroot = "/run/containers/storage"
 `;
 
+/** Capability names by bit number (linux/capability.h, 0–40), for the runc wrapper's bounding-set clamp. */
+const CAP_NAMES = ['CHOWN', 'DAC_OVERRIDE', 'DAC_READ_SEARCH', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'SETPCAP', 'LINUX_IMMUTABLE', 'NET_BIND_SERVICE', 'NET_BROADCAST', 'NET_ADMIN', 'NET_RAW', 'IPC_LOCK', 'IPC_OWNER', 'SYS_MODULE', 'SYS_RAWIO', 'SYS_CHROOT', 'SYS_PTRACE', 'SYS_PACCT', 'SYS_ADMIN', 'SYS_BOOT', 'SYS_NICE', 'SYS_RESOURCE', 'SYS_TIME', 'SYS_TTY_CONFIG', 'MKNOD', 'LEASE', 'AUDIT_WRITE', 'AUDIT_CONTROL', 'SETFCAP', 'MAC_OVERRIDE', 'MAC_ADMIN', 'SYSLOG', 'WAKE_ALARM', 'BLOCK_SUSPEND', 'AUDIT_READ', 'PERFMON', 'BPF', 'CHECKPOINT_RESTORE'];
+
 /**
- * The bed's runc for CRI-O: the VM lacks CAP_SYS_RESOURCE, so no process here may lower its
- * oom_score_adj, and runc fails a container whose spec asks for less than the caller has (the kubelet
- * asks -997 for critical pods, CRI-O -998 for every pod's infra container). Like containerd's
- * `restrict_oom_score_adj`, it raises such a value to the caller's own before runc reads the bundle.
- * CRI-O has no such setting. Only bed hosts run this: a real node has the capability.
+ * The bed's runc for CRI-O. The VM lacks CAP_SYS_RESOURCE (and a bed host has only the capabilities
+ * the VM has), and CRI-O, unlike containerd, has no setting for either consequence:
+ * - no process here may lower its oom_score_adj, and runc fails a container whose spec asks for less
+ *   than the caller has (the kubelet asks -997 for critical pods, CRI-O -998 for every infra container):
+ *   the wrapper raises such a value to the caller's own, as containerd's `restrict_oom_score_adj` does;
+ * - a privileged container gets every capability the kernel knows, and runc fails with "unable to apply
+ *   caps" on one outside its own bounding set: the wrapper keeps only the caller's bounding set, which is
+ *   what containerd grants a privileged container (its own capabilities).
+ * Then it execs Debian's runc. Only bed hosts run this: a real node has the capabilities.
  */
 export const RUNC_WRAPPER_SCRIPT = `#!/bin/sh
-# kubeception bed: clamp the OCI spec's oomScoreAdj to what this process may set (no CAP_SYS_RESOURCE
-# on the VM), as containerd's restrict_oom_score_adj does; then exec Debian's runc.
+# kubeception bed: fit the OCI spec to what this process may grant (no CAP_SYS_RESOURCE on the VM):
+# oomScoreAdj no lower than ours, capabilities within our bounding set; then exec Debian's runc.
 bundle= prev=
 for a in "$@"; do
   case "$prev" in --bundle|-b) bundle=$a ;; esac
@@ -117,10 +124,13 @@ for a in "$@"; do
 done
 if [ -n "$bundle" ] && [ -f "$bundle/config.json" ]; then
   min=$(cat /proc/self/oom_score_adj)
-  if jq -e --argjson min "$min" '(.process.oomScoreAdj // 0) < $min' "$bundle/config.json" >/dev/null 2>&1; then
-    jq --argjson min "$min" '.process.oomScoreAdj = $min' "$bundle/config.json" > "$bundle/.config.json.bed" &&
-      mv "$bundle/.config.json.bed" "$bundle/config.json"
-  fi
+  bnd=$(( 0x$(awk '/^CapBnd:/ { print $2 }' /proc/self/status) ))
+  jq --argjson min "$min" --argjson bnd "$bnd" --argjson names '${JSON.stringify(CAP_NAMES)}' '
+    def held: [range(0; $names | length) | select((($bnd / pow(2; .)) | floor) % 2 == 1) | "CAP_" + $names[.]];
+    held as $held
+    | if (.process.oomScoreAdj // 0) < $min then .process.oomScoreAdj = $min else . end
+    | if .process.capabilities then .process.capabilities |= with_entries(.value |= map(select(. as $c | $held | index($c)))) else . end
+  ' "$bundle/config.json" > "$bundle/.config.json.bed" && mv "$bundle/.config.json.bed" "$bundle/config.json"
 fi
 exec /usr/sbin/runc "$@"
 `;

@@ -98,6 +98,9 @@ export function writeKubicUpper(name: string): void {
   put('/usr/lib/systemd/system/etcd.service', KUBIC_ETCD_UNIT);
   put('/usr/lib/systemd/system/kubelet.service', KUBIC_KUBELET_UNIT);
   put('/etc/sysconfig/kubelet', 'KUBELET_EXTRA_ARGS=\n');
+  // A system with a kernel has /usr/lib/modules (kube-proxy mounts /lib/modules); this VM has none, and
+  // on a read-only /usr the runtime cannot create the missing host path (containerd does elsewhere).
+  mkdirSync(`${upper}/usr/lib/modules`, { recursive: true });
   mkdirSync(`${upper}/etc/sysconfig`, { recursive: true });
 }
 
