@@ -56,3 +56,4 @@ export * from './upgrade/upgrade.ts';
 export * from './upgrade/version-check.ts';
 export type { Context, CoreOptions, Logger } from '../context.ts';
 export type { StepOutcome } from '../engine/dsl.ts';
+export * from './upgrade/kubelet-install.ts';

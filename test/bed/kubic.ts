@@ -15,8 +15,9 @@
  * - cgroup driver systemd in CRI-O (`cgroup_manager`), which kubeception reads and gives the kubelet.
  *
  * Files and binds are set when the host is created; {@link prepareKubicHost} configures and starts
- * CRI-O once it runs. {@link swapKubelet} stands in for a transactional update of the kubelet: the new
- * binary in place, effective at the next boot.
+ * CRI-O once it runs. `/usr/sbin/transactional-update` is a stand-in ({@link TRANSACTIONAL_UPDATE})
+ * that knows `pkg install kubernetes<X.Y>-kubelet`: the next boot binds the newest cached kubelet of that
+ * minor over /usr/bin/kubelet (init.sh), as a reboot into a new snapshot would.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -73,6 +74,29 @@ RestartSec=10
 WantedBy=multi-user.target
 `;
 
+/**
+ * The bed's stand-in for MicroOS's `transactional-update` (/usr/sbin/transactional-update in a kubic
+ * host): only `[--non-interactive] pkg install kubernetes<X.Y>-kubelet`, which records the newest
+ * kubelet of that minor in the cache (`/var/cache/kubeception/k8s/v<X.Y>.*\/bin/kubelet`) as the next
+ * snapshot's /usr/bin/kubelet (/var/lib/kubeception-bed/snapshot/kubelet); init.sh applies it at the
+ * next boot. Exit 104 (zypper's "not found") when no such kubelet is built.
+ */
+export const TRANSACTIONAL_UPDATE = `#!/bin/sh
+# kubeception bed: a stand-in for transactional-update (see test/bed/kubic.ts).
+set -eu
+[ "\${1:-}" = --non-interactive ] && shift
+if [ "\${1:-}" != pkg ] || [ "\${2:-}" != install ] || [ $# -ne 3 ]; then
+  echo "transactional-update (kubeception bed stand-in): only 'pkg install kubernetes<X.Y>-kubelet'" >&2; exit 1
+fi
+minor=$(echo "$3" | sed -n 's/^kubernetes\\([0-9]*\\.[0-9]*\\)-kubelet$/\\1/p')
+bin=
+[ -n "$minor" ] && bin=$(ls -d ${CACHE_DIR}/k8s/v"$minor".*/bin/kubelet 2>/dev/null | sort -V | tail -n 1)
+[ -n "$bin" ] || { echo "Package '$3' not found." >&2; exit 104; }
+mkdir -p /var/lib/kubeception-bed/snapshot
+printf '%s\n' "$bin" > /var/lib/kubeception-bed/snapshot/kubelet
+echo "New snapshot: /usr/bin/kubelet is $bin ($("$bin" --version)). Please reboot your machine to activate the changes."
+`;
+
 /** The kubelet binary of `version` as a bind to {@link KUBIC_KUBELET}. */
 export function kubicKubeletBind(version = K8S_VERSION): Bind {
   return { src: join(CACHE_DIR, 'k8s', version, 'bin', 'kubelet'), dst: KUBIC_KUBELET, readOnly: true };
@@ -97,6 +121,7 @@ export function writeKubicUpper(name: string): void {
   put('/usr/lib/systemd/system/crio.service', CRIO_UNIT);
   put('/usr/lib/systemd/system/etcd.service', KUBIC_ETCD_UNIT);
   put('/usr/lib/systemd/system/kubelet.service', KUBIC_KUBELET_UNIT);
+  put('/usr/sbin/transactional-update', TRANSACTIONAL_UPDATE, 0o755);
   put('/etc/sysconfig/kubelet', 'KUBELET_EXTRA_ARGS=\n');
   // A system with a kernel has /usr/lib/modules (kube-proxy mounts /lib/modules); this VM has none, and
   // on a read-only /usr the runtime cannot create the missing host path (containerd does elsewhere).
@@ -107,7 +132,7 @@ export function writeKubicUpper(name: string): void {
 export interface KubicHostOptions {
   /** `bed`: the bridge CNI on the host's pod subnet (routePodSubnets); `none` (default): a network addon (flannel) brings it. */
   cni?: 'bed' | 'none';
-  /** Kubernetes version of the images to import. Default {@link K8S_VERSION}. */
+  /** Kubernetes version of the kubelet; its images are imported beside the bed's version's. Default {@link K8S_VERSION}. */
   version?: string;
   /** Import the control-plane, pause (and with `cni: 'none'` the addon) images. Default true. */
   images?: boolean;
@@ -130,7 +155,9 @@ async function archiveRef(archive: string): Promise<string> {
  */
 export async function prepareKubicHost(host: Host, opts: KubicHostOptions = {}): Promise<void> {
   const cni = opts.cni ?? 'none';
-  const archives = opts.images === false ? [] : [...(await ensureImages(opts.version)), ...(cni === 'none' ? await ensureAddonImages(opts.version) : [])];
+  // The bed's version's images (a worker with an older kubelet runs the cluster's kube-proxy), and the kubelet's version's.
+  const versions = [...new Set([K8S_VERSION, opts.version ?? K8S_VERSION])];
+  const archives = opts.images === false ? [] : [...new Set((await Promise.all(versions.map(async (v) => [...(await ensureImages(v)), ...(cni === 'none' ? await ensureAddonImages(v) : [])]))).flat())];
   await host.writeFile('/etc/crio/crio.conf', crioConfig(PAUSE_IMAGE));
   await host.writeFile('/etc/crio/policy.json', CRIO_POLICY);
   await host.writeFile('/etc/containers/registries.conf', REGISTRIES_CONF);
@@ -165,15 +192,4 @@ async function storedImages(host: Host): Promise<string[]> {
   const r = await host.exec(['crictl', '--runtime-endpoint', 'unix:///var/run/crio/crio.sock', 'images', '-o', 'json'], { timeoutMs: 30_000 });
   if (r.code !== 0) return [];
   return ((JSON.parse(r.stdout) as { images?: { repoTags?: string[] }[] }).images ?? []).flatMap((i) => i.repoTags ?? []);
-}
-
-/**
- * The bed's stand-in for a transactional update of the kubelet (`transactional-update pkg install
- * kubernetes-kubelet`, then a reboot into the new snapshot): /usr/bin/kubelet becomes `version`'s binary
- * at the next boot, and the host reboots now (stop, start). Files under /etc and /var stay.
- */
-export async function swapKubelet(host: Host, version: string): Promise<void> {
-  host.rebind(kubicKubeletBind(version));
-  await host.stop();
-  await host.start();
 }

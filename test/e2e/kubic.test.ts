@@ -18,6 +18,8 @@ import { printedJoin } from '../helpers/join-command.ts';
 
 const CONFIG = { networking: { flannel: { cniPluginImage: BED_FLANNEL_CNI_PLUGIN_IMAGE } } };
 const [CP, WD, WK] = ['k31cp', 'k31wd', 'k31wk'].map((n) => `${E2E_PREFIX}${n}`) as [string, string, string];
+/** The kubic worker's kubelet at first (built by setup.sh: the upgrade suite's start); `upgrade node` brings it to the bed's version. */
+const OLD_KUBELET = 'v1.34.4';
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const runtimeOf = async (cp: Host, node: string) => (await getJson(cp, 'node', node)).status.nodeInfo.containerRuntimeVersion as string;
 
@@ -28,7 +30,9 @@ async function crioResidue(h: Host): Promise<{ [k in 'pods' | 'containers' | 'co
     pods: await lines('crictl pods -q'),
     containers: await lines('crictl ps -a -q'),
     conmon: await lines('pgrep -x conmon || true'),
-    mounts: await lines("awk '$2 ~ \"^/(var/lib|run)/containers/storage/\" || $2 ~ \"^/(var/)?run/(netns|ipcns|utsns|userns)/\" { print $2 }' /proc/self/mounts"),
+    // Below the store: a container's rootfs (overlay/<id>/merged) or /dev/shm (overlay-containers/<id>/userdata/shm).
+    // The overlay driver's own bind of its home (…/storage/overlay) is the store's, there while CRI-O runs.
+    mounts: await lines("awk '($2 ~ \"^/(var/lib|run)/containers/storage/.\" && $2 != \"/var/lib/containers/storage/overlay\") || $2 ~ \"^/(var/)?run/(netns|ipcns|utsns|userns)/\" { print $2 }' /proc/self/mounts"),
     netns: await lines('ls /var/run/netns 2>/dev/null || true'),
     cniState: await lines('ls /var/lib/cni/networks/cbr0 2>/dev/null | grep -v -e "^lock$" -e "^last_reserved_ip" || true'),
   };
@@ -45,10 +49,13 @@ describe('kubic: CRI-O control plane, a Debian and a kubic worker', { timeout: 2
     [cp, wd, wk] = await Promise.all([
       bootHost({ name: CP, flavour: 'kubic' }),
       bootHost({ name: WD, kubelet: { cni: 'none' } }),
-      bootHost({ name: WK, flavour: 'kubic' }),
+      // An older kubelet (the skew policy allows 3 minors), for `upgrade node`'s transactional install.
+      bootHost({ name: WK, flavour: 'kubic', kubelet: { version: OLD_KUBELET } }),
     ]);
     await importKubeceptionImage(cp);
-    for (const h of [cp, wd, wk]) await writeConfig(h, CONFIG);
+    // The config names each host's distro (as a site's would), so every later command uses it; the
+    // bootstrap and the joins also say it on the command line.
+    for (const h of [cp, wd, wk]) await writeConfig(h, { ...CONFIG, distro: h === wd ? 'debian' : 'kubic' });
     console.log(`hosts ready in ${secs(Date.now() - t)}`);
   });
   after(async () => {
@@ -72,7 +79,7 @@ describe('kubic: CRI-O control plane, a Debian and a kubic worker', { timeout: 2
     console.log(`bootstrap on CRI-O: ${secs(Date.now() - t)}`);
     assert.match(r.stdout, /container-runtime/, 'the kubic override ran its step');
     assert.match(await cp.readFile('/etc/sysconfig/etcd'), /^# Written by kubeception/m);
-    assert.equal(await cp.exists('/etc/default/etcd'), false, "Debian's etcd file is not written on kubic");
+    assert.doesNotMatch(await cp.readFile('/etc/default/etcd'), /kubeception/, "Debian's etcd file (the package's) is not kubeception's on kubic");
     assert.ok(await cp.exists('/etc/kubernetes/kubelet/config.yaml'), "the kubelet's config in kubic.toml's kubeletConfigDir");
     const node = await getJson(cp, 'node', CP);
     assert.equal(node.status.conditions.find((c: any) => c.type === 'Ready')?.status, 'True');
@@ -108,9 +115,10 @@ describe('kubic: CRI-O control plane, a Debian and a kubic worker', { timeout: 2
     await apply(cp, pod('web-wd', WD, TEST_IMAGE, serve), pod('web-wk', WK, TEST_IMAGE, serve));
     const ips = await podsReady(cp, ['web-wd', 'web-wk']);
     for (const [from, to] of [['web-wd', 'web-wk'], ['web-wk', 'web-wd']] as const) {
-      const r = await inPod(cp, from, `wget -q -T 5 -O - http://${ips[to]}:8080/index.html`);
+      const r = await inPod(cp, from, `timeout 5 wget -q -O- http://${ips[to]}:8080/`);
       assert.equal(r.out.trim(), 'ok', `${from} → ${to} (${ips[to]}): ${r.err}`);
     }
+    await kubectl(cp, 'delete', 'pod', 'web-wd', 'web-wk', '--wait=false'); // bare pods: a drain would refuse them
   });
 
   test('re-run converges: no step changes anything', async () => {
@@ -118,6 +126,30 @@ describe('kubic: CRI-O control plane, a Debian and a kubic worker', { timeout: 2
     assert.equal(r.code, 0, r.stderr);
     const worked = r.events.filter((e) => e.event === 'step-done' && e.changed).map((e) => e.step);
     assert.deepEqual(worked, [], `steps that changed something: ${worked.join(', ')}`);
+  });
+
+  test('upgrade node on the kubic worker: transactional-update installs the kubelet into a snapshot, the node reboots, the re-run finishes', async () => {
+    assert.match((await getJson(cp, 'node', WK)).status.nodeInfo.kubeletVersion, new RegExp(`^${OLD_KUBELET.replace(/\./g, '\\.')}$`));
+    await wk.writeFile('/root/admin.conf', await cp.readFile('/etc/kubernetes/bootstrap-secrets/admin.conf'), 0o600);
+    const t = Date.now();
+    const first = await kc(wk, ['upgrade', 'node', '--kubeconfig', '/root/admin.conf'], { timeoutMs: 600_000 });
+    const out = first.stdout + first.stderr;
+    assert.notEqual(first.code, 0, 'the run stops for the reboot');
+    // The CLI says why unless the reboot ended it first.
+    if (out.trim()) assert.match(out, /reboot-required|kubelet-install/, out.slice(-2000));
+    await waitFor('the kubic worker rebooting (going down)', 120_000, async () => (wk.running ? undefined : true));
+    assert.equal((await getJson(cp, 'node', WK)).spec.unschedulable, true, 'the drained node stays cordoned over the reboot');
+    await wk.start();
+    assert.match(await wk.execOk(['kubelet', '--version']), /v1\.37\./, 'the boot applied the snapshot\'s kubelet');
+    assert.notEqual((await wk.exec(['touch', '/usr/bin/.w'])).code, 0, '/usr is read-only again');
+    const second = await kc(wk, ['upgrade', 'node', '--kubeconfig', '/root/admin.conf', '--output', 'json'], { timeoutMs: 600_000 });
+    assert.equal(second.code, 0, `${second.stderr}\n${second.stdout.slice(-2000)}`);
+    assert.ok(second.events.some((e) => e.event === 'step-skipped' && e.step === 'kubelet-install'), 'kubelet-install skipped: the binary is the cluster\'s');
+    const node = await getJson(cp, 'node', WK);
+    assert.match(node.status.nodeInfo.kubeletVersion, /^v1\.37\./);
+    assert.notEqual(node.spec.unschedulable, true, 'uncordoned');
+    console.log(`upgrade node with a transactional kubelet install and a reboot: ${secs(Date.now() - t)}`);
+    await wk.execOk(['rm', '-f', '/root/admin.conf']);
   });
 
   test('power cut of the control plane → the API comes back alone (no command run)', async () => {
@@ -135,7 +167,7 @@ describe('kubic: CRI-O control plane, a Debian and a kubic worker', { timeout: 2
   test('reset on the kubic worker and on the control plane: residue report empty, nothing of CRI-O\'s pods left', async () => {
     for (const h of [wk, cp]) {
       const had = await crioResidue(h);
-      assert.ok(had.pods.length > 0 && had.conmon.length > 0, `${h.name} ran pods before the reset`);
+      assert.ok(had.pods.length > 0 && had.conmon.length > 0 && had.mounts.length > 0, `${h.name} ran pods before the reset: ${JSON.stringify(had)}`);
       const r = await h.exec(['node', KC, 'reset', '--distro', 'kubic', '--force', '--output', 'json'], { cwd: SITE, timeoutMs: 600_000 });
       assert.equal(r.code, 0, `reset ${h.name}:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
       const doc = JSON.parse(r.stdout);
