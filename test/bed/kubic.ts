@@ -155,9 +155,10 @@ async function archiveRef(archive: string): Promise<string> {
  */
 export async function prepareKubicHost(host: Host, opts: KubicHostOptions = {}): Promise<void> {
   const cni = opts.cni ?? 'none';
-  // The bed's version's images (a worker with an older kubelet runs the cluster's kube-proxy), and the kubelet's version's.
+  // The bed's version's images (a worker with an older kubelet runs the cluster's kube-proxy) and the
+  // kubelet's version's control-plane images; the addons of the bed's version.
   const versions = [...new Set([K8S_VERSION, opts.version ?? K8S_VERSION])];
-  const archives = opts.images === false ? [] : [...new Set((await Promise.all(versions.map(async (v) => [...(await ensureImages(v)), ...(cni === 'none' ? await ensureAddonImages(v) : [])]))).flat())];
+  const archives = opts.images === false ? [] : [...new Set([...(await Promise.all(versions.map((v) => ensureImages(v)))).flat(), ...(cni === 'none' ? await ensureAddonImages() : [])])];
   await host.writeFile('/etc/crio/crio.conf', crioConfig(PAUSE_IMAGE));
   await host.writeFile('/etc/crio/policy.json', CRIO_POLICY);
   await host.writeFile('/etc/containers/registries.conf', REGISTRIES_CONF);
