@@ -189,7 +189,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     const loaded = orderOnly ? undefined : await loadConfig(where);
     const peeked = loaded ? { file: loaded.file, distro: loaded.config.distro.name } : await (await import('./config/load.ts')).peekConfig(where);
     for (const id of loaded?.config.ignorePreflightErrors ?? []) (options.ignorePreflightErrors as Set<string>).add(id);
-    const task = await applyDistroOverrides(await loadTaskFile(taskFile), peeked.distro, PACKAGE_DIR);
+    const task = await applyDistroOverrides(await loadTaskFile(taskFile), peeked.distro, PACKAGE_DIR, siteDir(io.cwd, args.config as string | undefined));
     for (const f of ['only', 'skip'] as const)
       if (f in args && list(args[f]).length === 0) throw usageError(`--${f} needs a comma-separated list of step ids`);
     const sel = { only: list(args.only), skip: list(args.skip) };

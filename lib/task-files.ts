@@ -9,20 +9,20 @@
  * package's file is announced with a warning.
  */
 import { promises as fs } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { TaskDefinitionError } from './errors.ts';
 import { assertTrustedFile, sameFile } from './trusted-file.ts';
 import { applyEdits } from './engine/graph.ts';
 import { taskLoadError } from './task-load-error.ts';
 import { didYouMean } from './util/suggest.ts';
 import { importModule } from './package.ts';
+import { distroDir, isPackageDistro } from './config/distro-dir.ts';
 import type { Overrides, Step, Task } from './engine/dsl.ts';
 import type { RunContext } from './run-options.ts';
 
 const exists = (p: string) => fs.access(p).then(() => true, () => false);
 
-/** The site directory whose `tasks/` is searched: the directory of `configFile` (`--config`) if given, else `cwd`. */
-export const siteDir = (cwd: string, configFile?: string): string => (configFile === undefined ? cwd : dirname(resolve(cwd, configFile)));
+export { siteDir } from './site-dir.ts';
 
 /**
  * Absolute path of the task file.
@@ -85,13 +85,18 @@ export async function loadTaskFile(file: string): Promise<Task<RunContext>> {
 }
 
 /**
- * Applies `distros/<distro>/overrides.ts` (if present) to `t`: its default export maps task names to
- * {@link Overrides}.
+ * Applies the distro's `overrides.ts` (if present) to `t`: its default export maps task names to
+ * {@link Overrides}. The distro's directory is the site's `distros/<distro>/` when the site has one
+ * (lib/config/load.ts {@link distroDir}), else the package's.
+ * @param site the site directory ({@link siteDir}); omitted: the package's distros only.
  * @throws TaskDefinitionError if an override names an unknown step.
+ * @throws HostStateError `untrusted-file` for a site's overrides file that others could have written.
  */
-export async function applyDistroOverrides(t: Task<RunContext>, distro: string, packageDir: string): Promise<Task<RunContext>> {
-  const file = join(packageDir, 'distros', distro, 'overrides.ts');
+export async function applyDistroOverrides(t: Task<RunContext>, distro: string, packageDir: string, site?: string): Promise<Task<RunContext>> {
+  const dir = await distroDir(packageDir, site, distro);
+  const file = join(dir ?? join(packageDir, 'distros', distro), 'overrides.ts');
   if (!(await exists(file))) return t;
+  if (!isPackageDistro(packageDir, file)) await assertTrustedFile(file, 'distro overrides file', 'run kubeception from another directory, or fix the ownership and mode of the site\'s distros/ directory');
   const mod = (await importTaskModule(file)) as { default?: Record<string, Overrides<RunContext, string>> };
   const o = mod.default?.[t.name];
   if (!o) return t;

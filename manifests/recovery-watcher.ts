@@ -32,8 +32,15 @@ export interface WatcherSettings {
   caFile: string;
   /** `bindPort`. */
   port: number;
-  /** containerd's socket path (from `criSocket`). */
+  /** The container runtime's socket path (from `criSocket`). */
   containerdSocket: string;
+  /**
+   * How the script asks the runtime which kube-apiserver containers run: `containerd` (default) with
+   * `ctr -n k8s.io`; `cri` with `crictl` over the CRI (CRI-O). A CRI runtime forgets the containers of
+   * the last boot itself (CRI-O wipes them when its /run version file is gone), so the boot cleanup
+   * only activates the recovery pod there.
+   */
+  runtime?: 'containerd' | 'cri';
   /** Flag file in /run: the boot cleanup ran in this boot (also written at install, so it never runs on a live node). */
   bootFlag: string;
   /** Seconds between probes (default 2; fractions work with GNU sleep). */
@@ -45,6 +52,36 @@ export interface WatcherSettings {
 
 /** Single-quotes a value for sh. */
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+// Shell: "<container id> <pid>" of each kube-apiserver container with a RUNNING task whose pod name matches $1.
+const CONTAINERD_APISERVERS = `# "<container id> <pid>" of each kube-apiserver container with a RUNNING task whose pod name matches $1.
+apiservers() {
+  ids=$(ctr --address "$SOCK" -n k8s.io containers ls -q "labels.\\"io.kubernetes.container.name\\"==kube-apiserver,labels.\\"io.kubernetes.pod.name\\"~=\\"$1\\"" 2>/dev/null | tr '\\n' ' ') || return 0
+  [ -n "$ids" ] || return 0
+  ctr --address "$SOCK" -n k8s.io tasks ls 2>/dev/null |
+    awk -v ids="$ids" 'BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 } $3 == "RUNNING" && ($1 in want) { print $1, $2 }'
+}
+`;
+// The same through the CRI (crictl): running containers named kube-apiserver, their pid and pod name.
+const CRI_APISERVERS = `# "<container id> <pid>" of each running kube-apiserver container (crictl) whose pod name matches $1.
+apiservers() {
+  for id in $(timeout 20 crictl --runtime-endpoint "unix://$SOCK" ps -q --state running --name '^kube-apiserver$' 2>/dev/null); do
+    timeout 10 crictl --runtime-endpoint "unix://$SOCK" inspect -o go-template --template '{{.info.pid}} {{index .status.labels "io.kubernetes.pod.name"}}' "$id" 2>/dev/null |
+      awk -v id="$id" -v re="$1" 'NF == 2 && $2 ~ re { print id, $1 }'
+  done
+}
+`;
+const CONTAINERD_BOOT_CLEANUP = `  running=$(timeout 20 ctr --address "$SOCK" -n k8s.io tasks ls 2>/dev/null | awk '$3 == "RUNNING" { print $1 }')
+  n=0
+  for id in $(timeout 20 ctr --address "$SOCK" -n k8s.io containers ls -q 2>/dev/null); do
+    echo "$running" | grep -qxF "$id" && continue
+    timeout 10 ctr --address "$SOCK" -n k8s.io tasks delete "$id" >/dev/null 2>&1
+    timeout 10 ctr --address "$SOCK" -n k8s.io containers delete "$id" >/dev/null 2>&1 && n=$((n + 1))
+  done
+  log "boot: removed $n record(s) of dead containers of the last boot"
+`;
+const CRI_BOOT_CLEANUP = `  log "boot: the container runtime (CRI) removes the containers of the last boot itself"
+`;
 
 /** The watcher script (text, run with `/bin/sh`). */
 export function recoveryWatcherScript(w: WatcherSettings): string {
@@ -70,14 +107,7 @@ serving() {
   code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --cacert "$CA" "$URL" 2>/dev/null)
   case "$code" in 200|401|403) return 0 ;; *) return 1 ;; esac
 }
-# "<container id> <pid>" of each kube-apiserver container with a RUNNING task whose pod name matches $1.
-apiservers() {
-  ids=$(ctr --address "$SOCK" -n k8s.io containers ls -q "labels.\\"io.kubernetes.container.name\\"==kube-apiserver,labels.\\"io.kubernetes.pod.name\\"~=\\"$1\\"" 2>/dev/null | tr '\\n' ' ') || return 0
-  [ -n "$ids" ] || return 0
-  ctr --address "$SOCK" -n k8s.io tasks ls 2>/dev/null |
-    awk -v ids="$ids" 'BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 } $3 == "RUNNING" && ($1 in want) { print $1, $2 }'
-}
-# True if process $1 holds a listening TCP socket on $PORT.
+${w.runtime === 'cri' ? CRI_APISERVERS : CONTAINERD_APISERVERS}# True if process $1 holds a listening TCP socket on $PORT.
 listens() {
   inodes=$(ls -l /proc/"$1"/fd 2>/dev/null | sed -n 's/.*socket:\\[\\([0-9]*\\)\\].*/\\1/p')
   [ -n "$inodes" ] || return 1
@@ -97,15 +127,7 @@ self_hosted_listening() {
 if [ "\${1:-}" = boot-cleanup ]; then
   [ -e ${q(w.bootFlag)} ] && exit 0
   mkdir -p "$(dirname ${q(w.bootFlag)})" && : > ${q(w.bootFlag)}
-  running=$(timeout 20 ctr --address "$SOCK" -n k8s.io tasks ls 2>/dev/null | awk '$3 == "RUNNING" { print $1 }')
-  n=0
-  for id in $(timeout 20 ctr --address "$SOCK" -n k8s.io containers ls -q 2>/dev/null); do
-    echo "$running" | grep -qxF "$id" && continue
-    timeout 10 ctr --address "$SOCK" -n k8s.io tasks delete "$id" >/dev/null 2>&1
-    timeout 10 ctr --address "$SOCK" -n k8s.io containers delete "$id" >/dev/null 2>&1 && n=$((n + 1))
-  done
-  log "boot: removed $n record(s) of dead containers of the last boot"
-  # Nothing runs at boot, and the self-hosted apiserver can only come back through an apiserver:
+${w.runtime === 'cri' ? CRI_BOOT_CLEANUP : CONTAINERD_BOOT_CLEANUP}  # Nothing runs at boot, and the self-hosted apiserver can only come back through an apiserver:
   # hand the kubelet the recovery pod before it starts (unless a bootstrap owns the control plane).
   if [ -f "$LKG" ] && ! ls "$STATIC"/bootstrap-*.yaml >/dev/null 2>&1 && cp "$LKG" "$STATIC/.recovery.tmp" && mv "$STATIC/.recovery.tmp" "$ACTIVE"; then
     log "activated: at boot, before the kubelet starts"

@@ -30,7 +30,7 @@ export async function etcdRestoreCommand(args: Args, io: CliIO, packageDir: stri
   const { config, file } = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
   const key = (await readFile(config.etcd.snapshots.keyFile, 'utf8').catch(() => ''))?.trim();
   if (key) redactor.add(key);
-  const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile('etcd-restore', siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir);
+  const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile('etcd-restore', siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir, siteDir(io.cwd, args.config as string | undefined));
   const options = runOptions({ ignorePreflightErrors: new Set(), addSecret: (v) => redactor.add(v), configFile: file }, { restoreSnapshot: name, force: args.force === true });
   const hb = backends ?? (dryRun ? dryRunBackends() : realBackends());
   try {

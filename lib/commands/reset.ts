@@ -83,7 +83,7 @@ export async function resetCommand(args: Args, io: IO, packageDir: string, backe
   const dryRun = args['dry-run'] === true;
   const json = args.output === 'json';
   const { config } = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
-  const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile('reset', siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir);
+  const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile('reset', siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir, siteDir(io.cwd, args.config as string | undefined));
   const ignore = typeof args['ignore-preflight-errors'] === 'string' ? args['ignore-preflight-errors'].split(',').map((x) => x.trim()).filter(Boolean) : [];
   const unknown = ignore.filter((id) => id !== ETCD_TWO_MEMBERS && id !== 'all');
   if (unknown.length)

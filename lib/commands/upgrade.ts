@@ -64,7 +64,7 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
       io.stdout(json ? `${JSON.stringify(plan)}\n` : formatPlan(plan));
       return plan.allowed ? ExitCode.ok : ExitCode.badInput;
     }
-    const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile(`upgrade-${sub}`, siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir);
+    const task = await applyDistroOverrides(await loadTaskFile(await findTaskFile(`upgrade-${sub}`, siteDir(io.cwd, args.config as string | undefined), packageDir, (m) => io.stderr(`warning: ${m}\n`))), config.distro.name, packageDir, siteDir(io.cwd, args.config as string | undefined));
     const [{ runTask }, { printRunEnd, recordingSink }] = await Promise.all([import('../engine/runner.ts'), import('../run-output.ts')]);
     const rec = recordingSink(io, redactor, json);
     const result = await runTask(task, ctxFor, { renderer: json ? 'silent' : 'default', sink: rec.sink });

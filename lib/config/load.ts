@@ -5,7 +5,9 @@
  * Lookup: `--config FILE`; else `./kubeception.config.ts` in the working directory; else the
  * package's own. An operator's file is run only if nobody but root (or the invoking user) could
  * have written it or its directories ({@link findConfigFile}). Distro: `--distro`, else the config's `distro`, else detected from
- * `/etc/os-release` (`ID`/`ID_LIKE`: debian, opensuse-microos/kubic).
+ * `/etc/os-release` (`ID`/`ID_LIKE`: debian, opensuse-microos/kubic); its files from the site's
+ * `distros/<name>/` (beside the config file, else in the working directory) when it has one, else
+ * the package's (lib/config/distro-dir.ts).
  */
 import { promises as fs } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
@@ -20,6 +22,8 @@ import type { HostFacts } from './validate.ts';
 // starts without them.
 const schema = () => import('./schema.ts');
 import { readDefaultRoutes } from '../net/routes.ts';
+import { siteDir } from '../site-dir.ts';
+import { distroDir, isPackageDistro, listDistros } from './distro-dir.ts';
 
 /** Identity helper for type inference in `kubeception.config.ts`. */
 export function defineConfig(config: KubeceptionConfig): KubeceptionConfig {
@@ -80,11 +84,7 @@ export async function loadConfigFile(file: string): Promise<KubeceptionConfig> {
   return (await schema()).parseConfig(mod.default, file);
 }
 
-/** Names of the distros shipped in `<packageDir>/distros`. */
-export async function listDistros(packageDir: string): Promise<string[]> {
-  const entries = await fs.readdir(join(packageDir, 'distros'), { withFileTypes: true });
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
-}
+export { listDistros } from './distro-dir.ts';
 
 async function detectDistro(): Promise<string | undefined> {
   const text = await fs.readFile('/etc/os-release', 'utf8').catch(() => '');
@@ -100,6 +100,7 @@ async function detectDistro(): Promise<string | undefined> {
  * depend on it. @throws ConfigError `config-missing` / `config-load` / `config-distro`.
  */
 export async function peekConfig(opts: Pick<LoadOptions, 'packageDir' | 'cwd' | 'configFile' | 'distro'>): Promise<{ file: string; distro: string }> {
+  const site = siteDir(opts.cwd, opts.configFile);
   const file = await findConfigFile(opts.packageDir, opts.cwd, opts.configFile);
   let mod: { default?: { distro?: unknown } };
   try {
@@ -108,26 +109,34 @@ export async function peekConfig(opts: Pick<LoadOptions, 'packageDir' | 'cwd' | 
     throw new ConfigError('config-load', { what: file, why: `cannot load it: ${loadErrorText(err)}`, fix: 'fix the error in the config file (it must be a module whose default export is the config)', cause: err });
   }
   const named = typeof mod.default?.distro === 'string' ? mod.default.distro : undefined;
-  return { file, distro: await chooseDistro(opts.packageDir, opts.distro ?? named, opts.distro ? '--distro' : file) };
+  return { file, distro: await chooseDistro(opts.packageDir, opts.distro ?? named, opts.distro ? '--distro' : file, site) };
 }
 
-/** The distro to use: `name`, else /etc/os-release's, among the shipped ones. @throws ConfigError `config-distro`. */
-async function chooseDistro(packageDir: string, name: string | undefined, source: string): Promise<string> {
-  const known = await listDistros(packageDir);
+/** The distro to use: `name`, else /etc/os-release's, among the shipped ones and the site's. @throws ConfigError `config-distro`. */
+async function chooseDistro(packageDir: string, name: string | undefined, source: string, site?: string): Promise<string> {
+  const known = await listDistros(packageDir, site);
   const chosen = name ?? (await detectDistro());
   if (chosen === undefined || !known.includes(chosen))
     throw new ConfigError('config-distro', {
       what: `${source}: distro${chosen === undefined ? '' : ` "${chosen}"`}`,
-      why: chosen === undefined ? 'no distro set and /etc/os-release names none that kubeception knows' : `there is no distros/${chosen}/ (known: ${known.join(', ')})`,
+      why: chosen === undefined ? 'no distro set and /etc/os-release names none that kubeception knows' : `there is no distros/${chosen}/ in the package${site === undefined ? '' : ` or in ${site}`} (known: ${known.join(', ')})`,
       fix: `set distro to one of: ${known.join(', ')} (or pass --distro)`,
     });
   return chosen;
 }
 
-/** Loads `distros/<name>/<name>.toml`. @throws ConfigError `config-distro` for an unknown distro. */
-export async function loadDistro(packageDir: string, name: string | undefined, source: string): Promise<DistroSettings> {
-  const chosen = await chooseDistro(packageDir, name, source);
-  const file = join(packageDir, 'distros', chosen, `${chosen}.toml`);
+/**
+ * Loads `distros/<name>/<name>.toml`: the site's (`<site>/distros/<name>/`) when it has that directory,
+ * else the package's.
+ * @throws ConfigError `config-distro` for an unknown distro or a directory without its TOML.
+ * @throws HostStateError `untrusted-file` for a site's TOML that others could have written (it decides
+ *   where kubeception writes as root).
+ */
+export async function loadDistro(packageDir: string, name: string | undefined, source: string, site?: string): Promise<DistroSettings> {
+  const chosen = await chooseDistro(packageDir, name, source, site);
+  const dir = (await distroDir(packageDir, site, chosen)) ?? join(packageDir, 'distros', chosen);
+  const file = join(dir, `${chosen}.toml`);
+  if (!isPackageDistro(packageDir, file)) await assertTrustedFile(file, 'distro settings file', 'fix the ownership and mode of the site\'s distros/ directory');
   const text = await fs.readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined)
     throw new ConfigError('config-distro', { what: file, why: 'the distro has no settings file', fix: `add ${chosen}.toml to distros/${chosen}/` });
@@ -155,7 +164,7 @@ export async function loadConfig(opts: LoadOptions): Promise<{ config: ResolvedC
   const file = await findConfigFile(opts.packageDir, opts.cwd, opts.configFile);
   const loaded = await loadConfigFile(file);
   const raw = opts.kubernetesVersion ? { ...loaded, kubernetesVersion: opts.kubernetesVersion } : loaded;
-  const distro = await loadDistro(opts.packageDir, opts.distro ?? raw.distro, opts.distro ? '--distro' : file);
+  const distro = await loadDistro(opts.packageDir, opts.distro ?? raw.distro, opts.distro ? '--distro' : file, siteDir(opts.cwd, opts.configFile));
   const { resolveConfig } = await import('./validate.ts');
   return { config: resolveConfig(raw, distro, opts.facts ?? readHostFacts(), file), file };
 }

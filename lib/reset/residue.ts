@@ -8,6 +8,7 @@
 import { hardeningPaths } from '../../manifests/apiserver-hardening.ts';
 import { cidrContains, parseCidr, type Cidr } from '../net/cidr.ts';
 import { OWNED_MANIFEST } from '../host/owned-manifest.ts';
+import { criContainers, criPods, isContainerd } from '../host/crictl.ts';
 import { chains, files, links, mounts, netns, read } from './cluster-state.ts';
 import { ownershipFacts } from './ownership.ts';
 import { OWN_COMMANDS, OWN_PORTS, OWN_PROCESSES, RECOVERY_UNIT, SNAPSHOT_TIMER } from './owned.ts';
@@ -29,10 +30,14 @@ export async function processes(ctx: Ctx): Promise<string[]> {
   });
 }
 
-/** Containers in containerd's `k8s.io` namespace (the kubelet's). */
+/**
+ * The kubelet's containers: containerd's `k8s.io` namespace (`ctr`), or for another runtime (CRI-O)
+ * every pod sandbox and container it holds through the CRI (`crictl`: `pod <id>`, `container <id>`).
+ */
 export async function containers(ctx: Ctx): Promise<string[]> {
   const sock = ctx.config.kubelet.criSocket.replace(/^unix:\/\//, '');
   if (!(await ctx.files.exists(sock))) return [];
+  if (!isContainerd(ctx)) return [...(await criPods(ctx)).map((id) => `pod ${id}`), ...(await criContainers(ctx)).map((id) => `container ${id}`)];
   return (await read(ctx, ['ctr', '--address', sock, '-n', 'k8s.io', 'containers', 'ls', '-q'])).split('\n').filter(Boolean);
 }
 

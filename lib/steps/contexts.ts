@@ -125,9 +125,9 @@ export interface UpgradeState {
   upgrade: UpgradeJournal | undefined;
 }
 
-/** Written by `upgrade-node-preflight`: the cluster's version, the running kubelet's, and whether this is a worker. */
+/** Written by `upgrade-node-preflight`: the cluster's version, the kubelet binary's, the running kubelet's, and whether this is a worker. */
 export interface UpgradeNodeState {
-  upgradeNode: { target: string; running: string; worker: boolean } | undefined;
+  upgradeNode: { target: string; binary: string; running: string; worker: boolean } | undefined;
 }
 
 /** Written by `restore-preflight` (the snapshot, what the restore does), then `restore-data-dir` and `restore-done`. */

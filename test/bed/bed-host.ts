@@ -70,6 +70,19 @@ export class Host {
   get runtime(): { etcd: RuntimeVariant; containerd: RuntimeVariant } {
     return { etcd: this.s.etcd ?? 'bed', containerd: this.s.containerd ?? 'bed' };
   }
+  /** `kubic` for a Kubic-like host (test/bed/kubic.ts), else `debian`. */
+  get flavour(): 'debian' | 'kubic' {
+    return this.s.flavour ?? 'debian';
+  }
+  /**
+   * Replaces the bind at `b.dst` (or adds it) for the next start; a running host keeps its mounts until
+   * then (how test/bed/kubic.ts swaps the kubelet of a read-only /usr: the new one after a reboot).
+   */
+  rebind(b: Bind): void {
+    const dst = b.dst ?? b.src;
+    this.s.binds = [...this.s.binds.filter((x) => (x.dst ?? x.src) !== dst), b];
+    writeState(this.s);
+  }
   /** Pod CIDR of the host's bridge CNI (set by prepareKubeletHost), or undefined. */
   get podSubnet(): string | undefined {
     return this.s.podSubnet;

@@ -57,6 +57,13 @@ export interface BootOptions {
    * `KUBECEPTION_BED_CONTAINERD`, else `bed`.
    */
   containerd?: RuntimeVariant;
+  /**
+   * `kubic`: a Kubic-like host (test/bed/kubic.ts): read-only /usr, CRI-O (build-crio.sh) instead of
+   * containerd, the kubelet at /usr/bin/kubelet, etcd's environment in /etc/sysconfig/etcd; always a
+   * kubelet host (`kubelet` then takes `{ version?, cni? }`; its `cni` defaults to `none`, for flannel).
+   * Default `debian`: the plain host, unchanged.
+   */
+  flavour?: 'debian' | 'kubic';
 }
 
 
@@ -78,7 +85,8 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
     const containerd = opts.containerd ?? defaultContainerd();
     const binds: Bind[] = [{ src: REPO_ROOT, readOnly: repoMount === 'ro', overlay: repoMount === 'overlay' }];
     if (existsSync(CACHE_DIR)) binds.push({ src: CACHE_DIR, readOnly: true });
-    binds.push(...etcdBinds(etcd), ...containerdBinds(containerd));
+    const kubic = opts.flavour === 'kubic';
+    binds.push(...etcdBinds(etcd), ...(kubic ? [] : containerdBinds(containerd)));
     const s: HostState = {
       name: opts.name,
       ip: opts.ip ?? allocateIp(used),
@@ -90,6 +98,7 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
       kubelet: false,
       etcd,
       containerd,
+      ...(kubic ? { flavour: 'kubic' as const } : {}),
     };
     writeState(s);
     await ensureBedNet();
@@ -100,14 +109,22 @@ export async function bootHost(opts: BootOptions): Promise<Host> {
   });
   const host = new Host(state);
   try {
-    if (opts.kubelet) {
+    if (state.flavour === 'kubic') {
+      const { kubicBinds, prepareKubicHost, writeKubicUpper } = await import('./kubic.ts');
+      const k = typeof opts.kubelet === 'object' ? opts.kubelet : {};
+      state.binds.push(...kubicBinds(state.name, k.version));
+      writeState(state);
+      writeKubicUpper(state.name);
+      await host.start(opts.bootTimeoutMs);
+      await prepareKubicHost(host, { cni: k.cni ?? 'none', version: k.version, images: k.images });
+    } else if (opts.kubelet) {
       const { kubeletBinds } = await import('./kubelet.ts');
       state.binds.push(...kubeletBinds(typeof opts.kubelet === 'object' ? opts.kubelet.version : undefined));
       state.kubelet = true;
       writeState(state);
     }
-    await host.start(opts.bootTimeoutMs);
-    if (opts.kubelet) {
+    if (state.flavour !== 'kubic') await host.start(opts.bootTimeoutMs);
+    if (opts.kubelet && state.flavour !== 'kubic') {
       const { prepareKubeletHost } = await import('./kubelet.ts');
       await prepareKubeletHost(host, typeof opts.kubelet === 'object' ? opts.kubelet : {});
     }

@@ -1,13 +1,13 @@
 /**
  * CLI over bed.ts for shell scripts and by hand (as root):
  *
- *   npx tsx test/bed/host.ts up NAME [--ip 10.250.0.X] [--hostname H] [--kubelet [--cni bed|none] [--kubeception-image]]
+ *   npx tsx test/bed/host.ts up NAME [--ip 10.250.0.X] [--hostname H] [--kubelet [--cni bed|none] [--kubeception-image]] [--flavour kubic]
  *   npx tsx test/bed/host.ts exec NAME [--cwd DIR] -- cmd args…     (exit code = the command's)
  *   npx tsx test/bed/host.ts stop NAME | power-cut NAME | start NAME | down NAME | down-all | list
  */
 import { bootHost, destroyAllHosts, getHost, listHosts } from './bed.ts';
 
-const USAGE = `usage: host.ts up NAME [--ip 10.250.0.X] [--hostname H] [--kubelet [--cni bed|none] [--kubeception-image]]
+const USAGE = `usage: host.ts up NAME [--ip 10.250.0.X] [--hostname H] [--kubelet [--cni bed|none] [--kubeception-image]] [--flavour kubic]
        host.ts exec NAME [--cwd DIR] -- cmd args…
        host.ts stop NAME | power-cut NAME | start NAME | down NAME | down-all | list`;
 
@@ -34,11 +34,13 @@ async function main(argv: string[]): Promise<number> {
       const hostname = flag(rest, '--hostname');
       const cni = flag(rest, '--cni');
       if (cni !== undefined && cni !== 'bed' && cni !== 'none') throw new Error(`--cni must be bed or none\n${USAGE}`);
-      const kubelet = rest.includes('--kubelet');
+      const flavour = flag(rest, '--flavour');
+      if (flavour !== undefined && flavour !== 'debian' && flavour !== 'kubic') throw new Error(`--flavour must be debian or kubic\n${USAGE}`);
+      const kubelet = rest.includes('--kubelet') || flavour === 'kubic';
       const name = rest.find((a) => !a.startsWith('--'));
       if (!name) throw new Error(USAGE);
       const t0 = Date.now();
-      const host = await bootHost({ name, ip, hostname, kubelet: kubelet && { cni } });
+      const host = await bootHost({ name, ip, hostname, kubelet: kubelet && { cni }, flavour });
       // The join service's image (what `run bootstrap` deploys last), built from this checkout.
       if (kubelet && rest.includes('--kubeception-image')) await (await import('./kubeception-image.ts')).importKubeceptionImage(host);
       console.log(`${host.name} ${host.ip} pid=${host.pid} booted in ${Date.now() - t0} ms`);

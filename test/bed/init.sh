@@ -7,6 +7,11 @@
 #    the bed does not change them: it bind-mounts a file holding the expected value over each one whose
 #    value differs, inside this host only (see test/bed/README.md, "kernel tunables").
 # 3. / becomes rshared, as on a real node, so that the kubelet's and runc's mount propagation works.
+# 4. A "kubic" host (test/bed/kubic.ts) has a read-only /usr, as a transactional system does between
+#    snapshots: /usr (with the binds nspawn made below it) is bound onto itself and made read-only,
+#    when the flag file below exists (written into the host's upper dir before its first boot). Before
+#    that, the kubelet of the snapshot the host's transactional-update stand-in made (a path in
+#    /var/lib/kubeception-bed/snapshot/kubelet) is bound over /usr/bin/kubelet: a boot applies it.
 # Then it becomes systemd.
 set -u
 awk '$3 == "cgroup" || $3 == "cgroup2" { print $2 }' /proc/self/mounts | while read -r m; do
@@ -25,4 +30,11 @@ if [ -d "$dir" ]; then
   done
 fi
 mount --make-rshared /
+if [ -e /usr/local/lib/kubeception-bed/read-only-usr ]; then
+  snap=/var/lib/kubeception-bed/snapshot/kubelet
+  if [ -f "$snap" ] && [ -x "$(cat "$snap")" ]; then
+    mount --bind "$(cat "$snap")" /usr/bin/kubelet || echo "kubeception-bed init: cannot apply the snapshot's kubelet" >&2
+  fi
+  mount --rbind /usr /usr && mount -o remount,bind,ro /usr || echo "kubeception-bed init: cannot make /usr read-only" >&2
+fi
 exec /lib/systemd/systemd "$@"

@@ -27,11 +27,13 @@ export async function ensureKubeceptionImage(): Promise<string> {
 }
 
 /**
- * Imports {@link KUBECEPTION_IMAGE} into the host's containerd (namespace `k8s.io`, the kubelet's).
- * The host must run containerd (`bootHost({ kubelet: true })`); the archive is read through the
- * read-only cache bind every host has.
+ * Imports {@link KUBECEPTION_IMAGE} into the host's containerd (namespace `k8s.io`, the kubelet's), or
+ * into CRI-O's storage on a kubic host (test/bed/kubic.ts). The host must run its runtime
+ * (`bootHost({ kubelet: true })` or `flavour: 'kubic'`); the archive is read through the read-only
+ * cache bind every host has.
  */
 export async function importKubeceptionImage(host: Host): Promise<void> {
   const archive = await ensureKubeceptionImage();
+  if (host.flavour === 'kubic') return (await import('./kubic.ts')).importArchive(host, archive);
   await host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', archive], { timeoutMs: 300_000 });
 }

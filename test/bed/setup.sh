@@ -14,7 +14,8 @@ step() { printf '\n=== %s (%s)\n' "$*" "$(date +%T)"; }
 PACKAGES=(systemd-container etcd-server etcd-client containerd runc containernetworking-plugins umoci skopeo
   debootstrap iproute2 dbus jq iputils-ping curl busybox-static haproxy
   bind9-dnsutils netcat-openbsd # dig and nc for the conformance images (test/bed/conformance-images.sh)
-  gcc make libc6-dev bzip2) # upstream BusyBox for the conformance images (test/bed/build-busybox.sh)
+  gcc make libc6-dev bzip2 # upstream BusyBox for the conformance images (test/bed/build-busybox.sh)
+  libseccomp-dev pkg-config conmon) # CRI-O of the kubic hosts: cgo against libseccomp, Debian's conmon (test/bed/build-crio.sh)
 step "apt packages"
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -73,6 +74,11 @@ step "containerd 2 (the bed's default runtime, over Debian's: test/bed/runtime.t
 start=$SECONDS
 bash test/bed/build-containerd.sh
 echo "containerd ready in $((SECONDS - start)) s"
+
+step "CRI-O and crictl (the runtime of the bed's kubic hosts: test/bed/kubic.ts; cached)"
+start=$SECONDS
+bash test/bed/build-crio.sh
+echo "CRI-O ready in $((SECONDS - start)) s"
 
 step "addon binaries: CoreDNS, flannel, flannel CNI plugin (cached)"
 start=$SECONDS

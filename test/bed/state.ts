@@ -35,6 +35,8 @@ export interface HostState {
   /** Which etcd and containerd the host's units run (test/bed/runtime.ts); absent = `bed` (hosts of older bed code: `debian`). */
   etcd?: 'bed' | 'debian';
   containerd?: 'bed' | 'debian';
+  /** `kubic`: a Kubic-like host (test/bed/kubic.ts: read-only /usr, CRI-O, /etc/sysconfig/etcd); absent: the plain Debian host. */
+  flavour?: 'kubic';
   /** Pod CIDR of the host's bridge CNI, once prepareKubeletHost has run. */
   podSubnet?: string;
   /** systemd-nspawn (the launcher) and the host's PID 1, while running. */

@@ -26,7 +26,8 @@ logdir=$(mktemp -d /tmp/kc-e2e.XXXXXX)
 # test/bed/setup-upgrade.sh in the background); that build writes its exit code into <file>. The suites
 # that need it (upgrade*) run last in their lanes and wait for the file; the others do not wait.
 wait_for=${KUBECEPTION_E2E_WAIT_FOR:-}
-needs_build() { [[ -n $wait_for && $1 == upgrade* ]]; }
+# The kubic suite waits too: its kubic worker starts with the chain's v1.34.4 kubelet (upgrade node).
+needs_build() { [[ -n $wait_for && ( $1 == upgrade* || $1 == kubic ) ]]; }
 await_build() { # await_build <suite>: 0 once the build succeeded
   local t=$SECONDS
   while [[ ! -s $wait_for ]]; do sleep 5; done
@@ -59,9 +60,10 @@ lane() {
 # Each suite goes to the lane with the least work so far, longest first (the ones that wait for the
 # upgrade build after all others). Weights: seconds measured in
 # a CI run of 2026-12-03 on a fresh clone (two lanes, warm cache; unlisted suites count 300); hardening
-# alone on the bed, 2026-12-04.
+# alone on the bed, 2026-12-04; kubic alone on the bed, 2026-12-05.
 declare -A seconds=([certs]=548 [hardening]=362 [upgrade]=360 [upgrade-chain]=356 [ha]=324 [crash]=303 [join]=291
-  [network]=237 [runtime-state]=197 [recovery]=185 [reset]=175 [bootstrap]=174 [etcd-restore]=270 [kubelet-serving]=210 [security]=149 [site]=95 [deno]=76)
+  [network]=237 [runtime-state]=197 [recovery]=185 [reset]=175 [bootstrap]=174 [etcd-restore]=270 [kubelet-serving]=210 [security]=149 [site]=95 [deno]=76
+  [kubic]=398) # kubic: alone on the bed, 2026-12-05 (other sessions' builds beside it)
 declare -a lane_files lane_load
 for ((l = 0; l < lanes; l++)); do lane_files[l]=""; lane_load[l]=0; done
 while read -r _ f; do

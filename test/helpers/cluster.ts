@@ -7,6 +7,8 @@ import { test } from 'node:test';
 import type { Host } from '../bed/bed.ts';
 
 export const ADMIN = '/etc/kubernetes/admin.conf';
+/** admin.conf on `cp`: distros/kubic puts the kubeconfigs in its secretsDir, /etc/kubernetes/bootstrap-secrets. */
+export const adminOf = (cp: Host) => (cp.flavour === 'kubic' ? '/etc/kubernetes/bootstrap-secrets/admin.conf' : ADMIN);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A `node:test` test that prints `[time] N.N s  <name>` when it ends, passed or not (the CI log's per-test times). */
@@ -22,7 +24,7 @@ export const timed = (name: string, fn: () => Promise<void>) =>
 
 /** kubectl as the cluster admin on `cp`; throws on a non-zero exit. */
 export function kubectl(cp: Host, ...args: string[]): Promise<string> {
-  return cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 60_000 });
+  return cp.execOk(['kubectl', `--kubeconfig=${adminOf(cp)}`, ...args], { timeoutMs: 60_000 });
 }
 
 /** `kubectl get … -o json`, parsed. */
@@ -32,7 +34,7 @@ export async function getJson<T = any>(cp: Host, ...args: string[]): Promise<T> 
 
 /** Applies objects (server-side, field manager `e2e`). */
 export async function apply(cp: Host, ...objects: object[]): Promise<void> {
-  await cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, 'apply', '--server-side', '--field-manager=e2e', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }), timeoutMs: 60_000 });
+  await cp.execOk(['kubectl', `--kubeconfig=${adminOf(cp)}`, 'apply', '--server-side', '--field-manager=e2e', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }), timeoutMs: 60_000 });
 }
 
 /**
@@ -82,7 +84,7 @@ export async function podsReady(cp: Host, names: string[], timeoutMs = 180_000):
 
 /** Runs `sh -c script` in a pod (kubectl exec); returns { code, out: the pod's stdout, err: stderr (the pod's and kubectl's) }. */
 export async function inPod(cp: Host, name: string, script: string): Promise<{ code: number; out: string; err: string }> {
-  const r = await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, 'exec', name, '--', 'sh', '-c', script], { timeoutMs: 60_000 });
+  const r = await cp.exec(['kubectl', `--kubeconfig=${adminOf(cp)}`, 'exec', name, '--', 'sh', '-c', script], { timeoutMs: 60_000 });
   // stdout alone: kubectl's own klog lines (e.g. "websocket.go: Unknown stream id 1") go to stderr.
   return { code: r.code, out: r.stdout, err: r.stderr };
 }

@@ -9,6 +9,7 @@
  * @see https://kubernetes.io/releases/version-skew-policy/#kubelet
  */
 import { image, type ImageName } from '../../../manifests/common.ts';
+import { criImages, criPull } from '../../host/crictl.ts';
 import type { Check } from './preflight-check.ts';
 import type { Context } from '../../context.ts';
 
@@ -50,6 +51,37 @@ export const imagePullCheck: Check = {
     return {
       message: `control-plane image(s) of kubernetesVersion ${ctx.config.kubernetesVersion} are not on this node and cannot be pulled: ${failed.join('; ')}`,
       fix: `set kubernetesVersion to a version whose images the node has (ctr -n k8s.io images ls), or import/pull ${controlPlaneImages(ctx)[0]} and the others, or set imageRepository to a registry that has them`,
+    };
+  },
+};
+
+/**
+ * Preflight `ImagePull` through the CRI with `crictl` (cri-tools), for a runtime other than containerd
+ * (CRI-O: distros/kubic/overrides.ts puts it in place of {@link imagePullCheck}): each control-plane
+ * image is in the runtime's store (`crictl images`) or pulls now (`crictl pull`).
+ * Host effects: missing images pulled; nothing under `--dry-run`.
+ */
+export const criImagePullCheck: Check = {
+  id: 'ImagePull',
+  async run(ctx) {
+    const socket = ctx.config.kubelet.criSocket;
+    const unit = ctx.config.distro.units.containerRuntime;
+    if (!(await ctx.sh.which('crictl')))
+      return { message: `crictl is not on PATH: the images of the container runtime at ${socket} cannot be listed`, fix: 'install cri-tools (crictl); --ignore-preflight-errors ImagePull skips this check' };
+    const have = await criImages(ctx);
+    if ('error' in have)
+      return { message: `cannot list the images of the container runtime at ${socket}: ${have.error}`, fix: `start the runtime (systemctl enable --now ${unit}) or set kubelet.criSocket to its socket; --ignore-preflight-errors ImagePull skips this check` };
+    const missing = controlPlaneImages(ctx).filter((r) => !have.refs.has(r));
+    const pulls = await Promise.all(missing.map(async (ref) => {
+      ctx.log.info(`pulling ${ref}`);
+      const why = await criPull(ctx, ref, PULL_TIMEOUT_MS);
+      return why === undefined ? undefined : `${ref} (${why})`;
+    }));
+    const failed = pulls.filter((f): f is string => f !== undefined);
+    if (!failed.length) return undefined;
+    return {
+      message: `control-plane image(s) of kubernetesVersion ${ctx.config.kubernetesVersion} are not on this node and cannot be pulled: ${failed.join('; ')}`,
+      fix: `set kubernetesVersion to a version whose images the node has (crictl images), or import/pull ${controlPlaneImages(ctx)[0]} and the others, or set imageRepository to a registry that has them`,
     };
   },
 };

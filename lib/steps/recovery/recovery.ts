@@ -169,6 +169,7 @@ export function recoveryWatcherFiles(config: ResolvedConfig): { script: string; 
     caFile: join(config.certificatesDir, 'ca.crt'),
     port: config.localAPIEndpoint.bindPort,
     containerdSocket: config.kubelet.criSocket.replace(/^unix:\/\//, ''),
+    runtime: config.kubelet.criSocket.includes('containerd') ? 'containerd' : 'cri',
     bootFlag: RECOVERY_BOOT_FLAG,
   });
   const unit = recoveryWatcherUnit({

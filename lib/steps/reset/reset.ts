@@ -22,6 +22,8 @@ import type { Context } from '../../context.ts';
 import type { ResetContext } from '../contexts.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
 import { resetOutcome } from './outcome.ts';
+import { removeCriContainers } from './cri-containers.ts';
+import { isContainerd } from '../../host/crictl.ts';
 
 
 const sock = (ctx: Context) => ctx.config.kubelet.criSocket.replace(/^unix:\/\//, '');
@@ -55,8 +57,10 @@ export const stopEtcd = (ctx: Context) => stopUnits(ctx, [SNAPSHOT_TIMER, SNAPSH
 /**
  * `remove-containers`: every task and container in containerd's `k8s.io` namespace (the kubelet's),
  * the pods' network namespaces; then restarts containerd so its CRI plugin forgets the sandboxes.
+ * For another runtime (`kubelet.criSocket` not containerd's): {@link removeCriContainers}.
  */
 export async function removeContainers(ctx: ResetContext): Promise<StepOutcome> {
+  if (!isContainerd(ctx)) return removeCriContainers(ctx);
   const facts = await resetFacts(ctx);
   // Which netns are our pods' is known only while the pods run: record them first, for a reset killed after this.
   const pods = (await netns(ctx, facts)).ours;

@@ -51,10 +51,12 @@ async function readNode(ctx: UpgradeNodeContext, api: Cluster): Promise<V1Node> 
 
 /**
  * `upgrade-node-preflight`: the cluster's version, the kubelet binary's (`kubelet --version`) and the
- * running one's (the Node's `kubeletVersion`). The binary must be exactly the cluster's version.
+ * running one's (the Node's `kubeletVersion`). The binary must be exactly the cluster's version —
+ * or, with `installedLater` (a distro whose task installs the kubelet itself after the drain, such as
+ * distros/kubic's `kubelet-install`), at most that version.
  * @throws PreflightError `KubeletBinaryVersion` (exit 2; nothing changed).
  */
-export async function upgradeNodePreflight(ctx: UpgradeNodeContext): Promise<StepOutcome> {
+export async function upgradeNodePreflight(ctx: UpgradeNodeContext, opts: { installedLater?: boolean } = {}): Promise<StepOutcome> {
   const api = await nodeApi(ctx);
   const [target, node] = [await api.version(), await readNode(ctx, api)];
   const bin = await ctx.sh.which(ctx.config.distro.binaries.kubelet);
@@ -62,11 +64,12 @@ export async function upgradeNodePreflight(ctx: UpgradeNodeContext): Promise<Ste
   const out = (await ctx.sh.read([bin, '--version'], { timeoutMs: 15_000 })).stdout.trim();
   const binary = /v\d+\.\d+\.\d+\S*/.exec(out)?.[0] ?? out;
   const [b, t] = [parseVersion(binary), parseVersion(target)];
-  if (!b || !t || compareVersions(b, t) !== 0)
-    throw new PreflightError([{ id: 'KubeletBinaryVersion', ignorable: false, message: `${bin} is ${binary}, the cluster is ${target}${b && t && compareVersions(b, t) > 0 ? ' (a kubelet must never be newer than the kube-apiserver)' : ''}`, fix: `install the kubelet ${target} with the distro's package manager, then run \`kubeception upgrade node\` again` }]);
+  const order = b && t ? compareVersions(b, t) : undefined;
+  if (order === undefined || order > 0 || (order < 0 && !opts.installedLater))
+    throw new PreflightError([{ id: 'KubeletBinaryVersion', ignorable: false, message: `${bin} is ${binary}, the cluster is ${target}${order !== undefined && order > 0 ? ' (a kubelet must never be newer than the kube-apiserver)' : ''}`, fix: `install the kubelet ${target} with the distro's package manager, then run \`kubeception upgrade node\` again` }]);
   const running = node.status?.nodeInfo?.kubeletVersion ?? '?';
-  ctx.state.upgradeNode = { target, running, worker: !(await ctx.files.exists(join(ctx.config.certificatesDir, 'ca.key'))) };
-  return { changed: false, detail: `cluster ${target}; kubelet binary ${binary}; running kubelet ${running}` };
+  ctx.state.upgradeNode = { target, binary, running, worker: !(await ctx.files.exists(join(ctx.config.certificatesDir, 'ca.key'))) };
+  return { changed: false, detail: `cluster ${target}; kubelet binary ${binary}${order === 0 ? '' : ' (the distro installs the new one after the drain)'}; running kubelet ${running}` };
 }
 
 const plan = (ctx: UpgradeNodeContext) => {

@@ -61,8 +61,12 @@ test('a volume the recovery pod cannot stand in for is refused by name', () => {
   assert.throws(() => projectedVolumes(ds, '/x'), (e: any) => e.code === 'recovery-unsupported-volume' && e.what.includes('scratch'));
 });
 
-/** A sandbox: fake curl (status from a file), fake ctr (containers/tasks from files), a static pod dir. */
-function sandbox(port: number) {
+/**
+ * A sandbox: fake curl (status from a file), fake ctr and crictl (containers/tasks from files: `containers`
+ * holds `<id> <pod name>`, `tasks` `<id> <pid> <state>`), a static pod dir; `runtime` picks which one
+ * the script asks.
+ */
+function sandbox(port: number, runtime: 'containerd' | 'cri' = 'containerd') {
   const d = mkdtempSync(join(tmpdir(), 'kc-watch-'));
   const bin = join(d, 'bin');
   mkdirSync(bin);
@@ -73,17 +77,27 @@ function sandbox(port: number) {
   writeFileSync(join(bin, 'curl'), `#!/bin/sh\ncat ${d}/status\n`);
   // containers ls -q FILTER: ids whose pod name matches the filter's ~="regexp"; tasks ls: the tasks file.
   writeFileSync(join(bin, 'ctr'), `#!/bin/sh
+echo "$*" >> ${d}/ctr-calls
 case "$*" in
   *"containers ls"*) re=$(echo "$*" | sed -n 's/.*~="\\([^"]*\\)".*/\\1/p'); while read -r id pod; do echo "$pod" | grep -qE "$re" && echo "$id"; done < ${d}/containers ;;
   *"tasks ls"*) echo "TASK PID STATUS"; cat ${d}/tasks ;;
   *"containers delete"*|*"tasks delete"*) echo "$*" >> ${d}/deleted ;;
 esac
 `);
-  for (const f of ['curl', 'ctr']) chmodSync(join(bin, f), 0o755);
+  // crictl ps -q --state running --name '^kube-apiserver$': the ids with a RUNNING task (every fake container is
+  // a kube-apiserver); crictl inspect … ID: "<pid> <pod name>" as the go-template asks.
+  writeFileSync(join(bin, 'crictl'), `#!/bin/sh
+echo "$*" >> ${d}/crictl-calls
+case "$*" in
+  *" ps "*) awk '$3 == "RUNNING" { print $1 }' ${d}/tasks ;;
+  *" inspect "*) for id; do :; done; pid=$(awk -v id="$id" '$1 == id { print $2 }' ${d}/tasks); pod=$(awk -v id="$id" '$1 == id { print $2 }' ${d}/containers); echo "$pid $pod" ;;
+esac
+`);
+  for (const f of ['curl', 'ctr', 'crictl']) chmodSync(join(bin, f), 0o755);
   writeFileSync(join(d, 'lkg.yaml'), 'kind: Pod # last known good\n');
   const script = recoveryWatcherScript({
     lkgManifest: join(d, 'lkg.yaml'), staticPodPath: join(d, 'manifests'), activeFile: 'recovery-kube-apiserver.yaml', readyzUrl: 'https://x/readyz',
-    caFile: '/dev/null', port, containerdSocket: '/nonexistent', bootFlag: join(d, 'flag'), intervalS: 0.05, failsBeforeRecovery: 3, readyInARow: 4, hungAfterS: 1,
+    caFile: '/dev/null', port, containerdSocket: '/nonexistent', bootFlag: join(d, 'flag'), intervalS: 0.05, failsBeforeRecovery: 3, readyInARow: 4, hungAfterS: 1, runtime,
   });
   writeFileSync(join(d, 'watch.sh'), script);
   const child = spawn('sh', [join(d, 'watch.sh')], { env: { PATH: `${bin}:/usr/bin:/bin` }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -148,6 +162,43 @@ test('watcher: hands back only when a self-hosted apiserver listens on the port 
     s.stop();
     server.close();
   }
+});
+
+test('watcher on a CRI runtime (CRI-O, crictl): hands back only when the self-hosted apiserver listens; ctr is never asked', async () => {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const port = (server.address() as { port: number }).port;
+  const s = sandbox(port, 'cri');
+  try {
+    s.set('manifests/recovery-kube-apiserver.yaml', 'active');
+    s.set('status', '200');
+    s.set('containers', `r1 recovery-kube-apiserver-node\ns1 kube-apiserver-xyz\n`);
+    s.set('tasks', `r1 ${process.pid} RUNNING\ns1 1 RUNNING\n`);
+    await sleep(600);
+    assert.equal(existsSync(s.active), true, 'kept while the self-hosted apiserver does not listen');
+    s.set('tasks', `r1 1 RUNNING\ns1 ${process.pid} RUNNING\n`);
+    assert.ok(await eventually(() => !existsSync(s.active)), s.log());
+    assert.ok(await eventually(() => /hand-back/.test(s.log())), s.log());
+    const calls = readFileSync(join(s.d, 'crictl-calls'), 'utf8');
+    assert.match(calls, /--runtime-endpoint unix:\/\/\/nonexistent ps -q --state running --name \^kube-apiserver\$/);
+    assert.equal(existsSync(join(s.d, 'ctr-calls')), false, 'ctr was called');
+  } finally {
+    s.stop();
+    server.close();
+  }
+});
+
+test('watcher boot cleanup on a CRI runtime: deletes nothing (CRI-O wipes the last boot\'s containers itself), hands the recovery pod over', async () => {
+  const s = sandbox(6443, 'cri');
+  try {
+    s.stop_watch();
+    s.set('containers', 'dead1 kube-apiserver-y\n');
+    s.set('tasks', 'dead1 0 STOPPED\n');
+    const code = await new Promise<number>((r) => spawn('sh', [join(s.d, 'watch.sh'), 'boot-cleanup'], { env: { PATH: `${join(s.d, 'bin')}:/usr/bin:/bin` }, stdio: 'ignore' }).on('exit', (c) => r(c ?? -1)));
+    assert.equal(code, 0);
+    assert.equal(existsSync(join(s.d, 'deleted')), false);
+    assert.equal(readFileSync(s.active, 'utf8'), 'kind: Pod # last known good\n');
+  } finally { s.stop(); }
 });
 
 test('watcher boot cleanup: once per boot, removes only containers without a RUNNING task', async () => {
