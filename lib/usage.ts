@@ -8,7 +8,7 @@ import { InputError } from './errors.ts';
 import { didYouMean } from './util/suggest.ts';
 
 /** The CLI's commands. */
-export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'etcd', 'secrets', 'status', 'upgrade', 'reset', 'serve-join', 'approve-csrs'] as const;
+export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'etcd', 'secrets', 'status', 'upgrade', 'reset', 'serve-join', 'approve-csrs', 'node-upgrade-controller'] as const;
 
 export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
@@ -52,6 +52,7 @@ export const USAGE = `usage:
   kubeception reset [--dry-run] [--keep-etcd-data] [--force] [--ignore-preflight-errors EtcdTwoMembers] [--output json]
   kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
   kubeception approve-csrs                                                   (inside the cluster)
+  kubeception node-upgrade-controller                                        (inside the cluster)
   kubeception --version | --help
 IDS is a comma-separated list of step ids (or preflight check ids).`;
 

@@ -13,7 +13,7 @@ export const NODE_UPGRADE_PLURAL = 'nodeupgradeplans';
 export const DEFAULT_PLAN_NAME = 'kubelet';
 
 /** Defaults of the optional spec fields. */
-export const PLAN_DEFAULTS = { maxUnavailable: 1, nodeTimeoutSeconds: 1_800, drainTimeoutSeconds: 300, healthTimeoutSeconds: 300 } as const;
+export const PLAN_DEFAULTS = { maxUnavailable: 1, nodeTimeoutSeconds: 1_800, drainTimeoutSeconds: 300, healthTimeoutSeconds: 300, siteDir: '/etc/kubeception', command: ['kubeception'] } as const;
 
 /** What the operator asks for. */
 export interface NodeUpgradePlanSpec {
@@ -30,6 +30,13 @@ export interface NodeUpgradePlanSpec {
   drain?: {
     /** Evictions a PodDisruptionBudget refuses are retried for this long, in seconds (default 300). */
     timeoutSeconds?: number;
+  };
+  /** How the agent runs `kubeception upgrade node` on the host (chrooted into the host's /). */
+  agent?: {
+    /** The site directory (holding kubeception.config.ts) on every node. Default `/etc/kubeception`. */
+    siteDir?: string;
+    /** The host's kubeception command. Default `["kubeception"]`. */
+    command?: string[];
   };
   healthGate?: {
     /** Namespaces whose workloads' pods must be Ready between batches; none: every namespace. */
