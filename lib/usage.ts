@@ -49,6 +49,9 @@ export const USAGE = `usage:
   kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
   kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro
                                                      installed the cluster's kubelet version)
+  kubeception upgrade status|pause|resume [NAME] [--kubeconfig FILE] [--output json]
+                                                     a NodeUpgradePlan (default kubelet): its batches and
+                                                     Nodes, or the controller held / let go on
   kubeception reset [--dry-run] [--keep-etcd-data] [--force] [--ignore-preflight-errors EtcdTwoMembers] [--output json]
   kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
   kubeception approve-csrs                                                   (inside the cluster)

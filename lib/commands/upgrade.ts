@@ -1,6 +1,7 @@
 /**
  * `kubeception upgrade plan [vX.Y.Z] [--output json]`, `upgrade apply vX.Y.Z [--timeout 5m]` and
- * `upgrade node [--kubeconfig FILE]` — kubeadm's upgrade commands for a self-hosted control plane.
+ * `upgrade node [--kubeconfig FILE]` — kubeadm's upgrade commands for a self-hosted control plane;
+ * `upgrade status|pause|resume [NAME]` address a NodeUpgradePlan (lib/commands/node-upgrade.ts).
  *
  * plan reads only. apply and node run the task files tasks/upgrade-apply.ts and
  * tasks/upgrade-node.ts (the operator's copies in ./tasks first, distro overrides applied) with the
@@ -22,13 +23,14 @@ import type { CliIO } from '../cli-io.ts';
 type Args = Record<string, unknown> & { _: string[] };
 
 const usage = (why: string) =>
-  new InputError('usage', { what: 'command line', why, fix: 'use `kubeception upgrade plan [vX.Y.Z] [--output json]`, `kubeception upgrade apply vX.Y.Z [--timeout 5m]` or `kubeception upgrade node [--kubeconfig FILE]`' });
+  new InputError('usage', { what: 'command line', why, fix: 'use `kubeception upgrade plan [vX.Y.Z] [--output json]`, `kubeception upgrade apply vX.Y.Z [--timeout 5m]`, `kubeception upgrade node [--kubeconfig FILE]` or `kubeception upgrade status|pause|resume [NAME]`' });
 
 /** Runs `upgrade plan|apply|node`. @returns the exit code. */
 export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, redactor: Redactor, backends?: HostBackends): Promise<number> {
   const sub = args._[1];
+  if (sub === 'status' || sub === 'pause' || sub === 'resume') return (await import('./node-upgrade.ts')).nodeUpgradeCommand(sub, args, io, packageDir);
   const version = args._[2];
-  if (sub !== 'plan' && sub !== 'apply' && sub !== 'node') throw usage(`upgrade needs plan, apply or node, not "${sub ?? ''}"`);
+  if (sub !== 'plan' && sub !== 'apply' && sub !== 'node') throw usage(`upgrade needs plan, apply, node, status, pause or resume, not "${sub ?? ''}"`);
   if (sub === 'apply' && version === undefined) throw usage('upgrade apply needs the target version, e.g. v1.35.4');
   if (sub === 'node' && version !== undefined) throw usage('upgrade node takes no version: the node follows the cluster (its kube-apiserver\'s version)');
   if (version !== undefined && !/^v\d+\.\d+\.\d+$/.test(version)) throw usage(`"${version}" is not a version like v1.35.4`);

@@ -6,7 +6,8 @@
  * Job is created and stays; the test plays the agent by reporting the Node's new kubelet version.
  * Proves: the status advances batch by batch as Nodes report the target; a Node an operator cordoned
  * is never uncordoned; a controller restarted mid-batch resumes from the status; a failing Node stops
- * the rollout, is named, stays cordoned, and the rest is untouched.
+ * the rollout, is named, stays cordoned, and the rest is untouched; `upgrade pause|resume|status`
+ * through the CLI hold, release and show a plan.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +22,7 @@ import { DRAINED_ANNOTATION } from '../../lib/steps/upgrade/upgrade-node.ts';
 import { nodeUpgradeCrd } from '../../manifests/node-upgrade.ts';
 import { agentJobName, nodeUpgradeRbac, NODE_UPGRADE_CONTROLLER_NAME } from '../../manifests/node-upgrade-controller.ts';
 import { startLoopbackApiserver, type LoopbackApiserver } from '../bed/loopback-apiserver.ts';
+import { cli } from '../helpers/cli.ts';
 
 const OLD = 'v1.36.4';
 const NEW = 'v1.37.2';
@@ -153,6 +155,36 @@ describe('node upgrade controller against a real apiserver', () => {
         assert.equal((await readNode(n))?.spec?.unschedulable, undefined, `${n} untouched`);
         assert.equal(await jobExists('pool-b', n), false, `no agent for ${n}`);
       }
+    } finally {
+      stop();
+    }
+  });
+
+  test('upgrade pause holds the rollout, upgrade resume lets it go on, upgrade status shows it (the CLI, --kubeconfig)', async () => {
+    for (const n of ['c1', 'c2']) await addNode(n, 'c');
+    await createPlan('pool-c', { targetVersion: NEW, nodeSelector: { pool: 'c' }, maxUnavailable: 1 });
+    const kc = join(tmp, 'admin.conf');
+    const stop = startController();
+    try {
+      await waitPlan('pool-c', 'batch 1 upgrading', (x) => phases(x).c1 === '1:Upgrading');
+      const paused = await cli(['upgrade', 'pause', 'pool-c', '--kubeconfig', kc]);
+      assert.equal(paused.code, 0, paused.stderr);
+      await waitPlan('pool-c', 'paused', (x) => x.status?.phase === 'Paused');
+      report('c1', NEW);
+      await sleep(800);
+      let p = (await readPlan('pool-c'))!;
+      assert.deepEqual(phases(p), { c1: '1:Upgrading' }, 'paused: c1 at the target is not taken as done');
+      assert.equal((await readNode('c1'))?.spec?.unschedulable, true);
+      const text = await cli(['upgrade', 'status', 'pool-c', '--kubeconfig', kc]);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /^NodeUpgradePlan pool-c: target v1\.37\.2, phase Paused, batch 1, maxUnavailable 1, paused\n/);
+      assert.match(text.stdout, /\nc1 +1 +Upgrading +v1\.36\.4 +yes/);
+      const resumed = await cli(['upgrade', 'resume', 'pool-c', '--kubeconfig', kc]);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      p = await waitPlan('pool-c', 'batch 2 after the resume', (x) => phases(x).c2 === '2:Upgrading');
+      const json = await cli(['upgrade', 'status', 'pool-c', '--kubeconfig', kc, '--output', 'json']);
+      assert.equal(JSON.parse(json.stdout).status.batch, 2);
+      assert.equal((await cli(['upgrade', 'status', 'nosuchplan', '--kubeconfig', kc])).code, 2);
     } finally {
       stop();
     }
