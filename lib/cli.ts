@@ -61,6 +61,7 @@ const ARGS = {
   wait: { type: 'string' },
   verbose: { type: 'boolean' },
   kubeconfig: { type: 'string' },
+  nodes: { type: 'boolean' },
   help: { type: 'boolean' },
   version: { type: 'boolean' },
 } as const;

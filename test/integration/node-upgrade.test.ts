@@ -23,6 +23,7 @@ import { nodeUpgradeCrd } from '../../manifests/node-upgrade.ts';
 import { agentJobName, nodeUpgradeRbac, NODE_UPGRADE_CONTROLLER_NAME } from '../../manifests/node-upgrade-controller.ts';
 import { startLoopbackApiserver, type LoopbackApiserver } from '../bed/loopback-apiserver.ts';
 import { cli } from '../helpers/cli.ts';
+import { startNodeRollout } from '../../lib/node-upgrade/start.ts';
 
 const OLD = 'v1.36.4';
 const NEW = 'v1.37.2';
@@ -188,5 +189,17 @@ describe('node upgrade controller against a real apiserver', () => {
     } finally {
       stop();
     }
+  });
+
+  test('upgrade apply --nodes\'s last part: the CRD and controller applied, the plan kubelet created; the same target again left; another refused while it runs', async () => {
+    const o = { image: 'localhost/kubeception:test', apiserverPort: 6443, spec: { agent: { siteDir: '/root/site' } } };
+    assert.match(await startNodeRollout(admin, NEW, o), /NodeUpgradePlan kubelet created/);
+    const dep = await admin.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: NODE_UPGRADE_CONTROLLER_NAME, namespace: 'kube-system' } });
+    assert.ok(dep, 'the controller Deployment is applied');
+    const p = (await readPlan('kubelet'))!;
+    assert.deepEqual(p.spec, { targetVersion: NEW, agent: { siteDir: '/root/site' } });
+    assert.match(await startNodeRollout(admin, NEW, o), /exists \(Pending\): left as it is/);
+    await assert.rejects(startNodeRollout(admin, 'v1.38.0', o), /node-rollout-busy|a rollout to v1\.37\.2 is Pending/);
+    await admin.delete({ apiVersion: NODE_UPGRADE_API_VERSION, kind: NODE_UPGRADE_KIND, metadata: { name: 'kubelet' } });
   });
 });
