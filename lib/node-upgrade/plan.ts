@@ -74,7 +74,8 @@ export function planStep(spec: NodeUpgradePlanSpec, prev: NodeUpgradePlanStatus 
   const held = obs.nodes.filter((n) => selects(spec, n) && n.unschedulable && !n.ourCordon && !status.nodes!.some((p) => p.name === n.name && p.phase !== 'Done')).map((n) => n.name).sort();
   status.held = held;
   if (spec.paused) {
-    status.phase = 'Paused';
+    // A failed or complete rollout stays so (pausing it must not hide its end, nor resume it).
+    if (status.phase !== 'Failed' && status.phase !== 'Complete') status.phase = 'Paused';
     status.conditions = setCondition(status.conditions, { type: 'Paused', status: 'True', reason: 'Paused', message: 'spec.paused is true: nothing changes until it is false' }, now);
     return { status, actions: [] };
   }

@@ -122,6 +122,10 @@ test("a failing Node stops the rollout: named in the condition, left cordoned; t
     assert.equal(s.status.phase, 'Failed');
   }
   assert.equal(nodes.find((n) => n.name === 'a')?.unschedulable, true);
+  const paused = planStep(spec({ paused: true }), s.status, obs(nodes));
+  assert.equal(paused.status.phase, 'Failed', 'paused, a failed rollout still says Failed');
+  const resumed = planStep(spec(), paused.status, obs(nodes, { nowMs: T0 + 9 * 3_600_000 }));
+  assert.deepEqual([resumed.status.phase, kinds(resumed)], ['Failed', []], 'and resuming it does not restart it');
 });
 
 test('a Node not Ready at the target within nodeTimeoutSeconds fails; one whose drain outlasts the drain timeout fails', () => {
