@@ -61,6 +61,7 @@ const ARGS = {
   wait: { type: 'string' },
   verbose: { type: 'boolean' },
   kubeconfig: { type: 'string' },
+  nodes: { type: 'boolean' },
   help: { type: 'boolean' },
   version: { type: 'boolean' },
 } as const;
@@ -117,6 +118,7 @@ export async function main(argv: string[], io: CliIO = defaultIO(), backends?: H
     }
     if (args.command === 'serve-join') return await (await import('./commands/in-cluster.ts')).serveJoinCommand(args, io);
     if (args.command === 'approve-csrs') return await (await import('./commands/in-cluster.ts')).approveCsrsCommand(io);
+    if (args.command === 'node-upgrade-controller') return await (await import('./commands/in-cluster.ts')).nodeUpgradeControllerCommand(io);
     if (args.command === 'init')
       return await (await import('./commands/init.ts')).initCommand({ dir: args.task as string | undefined, cwd: io.cwd, packageDir: PACKAGE_DIR, kubeception: args.kubeception as string | undefined, stdout: io.stdout });
     if (args.command === 'certs') {

@@ -8,7 +8,7 @@ import { InputError } from './errors.ts';
 import { didYouMean } from './util/suggest.ts';
 
 /** The CLI's commands. */
-export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'etcd', 'secrets', 'status', 'upgrade', 'reset', 'serve-join', 'approve-csrs'] as const;
+export const COMMANDS = ['run', 'plan', 'init', 'token', 'certs', 'etcd', 'secrets', 'status', 'upgrade', 'reset', 'serve-join', 'approve-csrs', 'node-upgrade-controller'] as const;
 
 export const USAGE = `usage:
   kubeception run <task> [--config FILE] [--distro NAME] [--only IDS] [--skip IDS] [--dry-run]
@@ -47,11 +47,17 @@ export const USAGE = `usage:
                                                once its tokens have expired (--force: now)
   kubeception upgrade plan [vX.Y.Z] [--output json]   versions now and after, and the version-skew checks
   kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
+                      [--nodes]                      then the Nodes' kubelets, in batches, by the node upgrade
+                                                     controller (a NodeUpgradePlan: \`upgrade status\`)
   kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro
                                                      installed the cluster's kubelet version)
+  kubeception upgrade status|pause|resume [NAME] [--kubeconfig FILE] [--output json]
+                                                     a NodeUpgradePlan (default kubelet): its batches and
+                                                     Nodes, or the controller held / let go on
   kubeception reset [--dry-run] [--keep-etcd-data] [--force] [--ignore-preflight-errors EtcdTwoMembers] [--output json]
   kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
   kubeception approve-csrs                                                   (inside the cluster)
+  kubeception node-upgrade-controller                                        (inside the cluster)
   kubeception --version | --help
 IDS is a comma-separated list of step ids (or preflight check ids).`;
 

@@ -1,6 +1,6 @@
 /**
- * The CLI's in-cluster commands: `serve-join` (the join service) and `approve-csrs` (the CSR
- * approver), each running until SIGTERM.
+ * The CLI's in-cluster commands: `serve-join` (the join service), `approve-csrs` (the CSR
+ * approver) and `node-upgrade-controller` (NodeUpgradePlans), each running until SIGTERM.
  */
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
@@ -55,5 +55,19 @@ export async function approveCsrsCommand(io: IO): Promise<number> {
   stamp(io)('CSR approver started');
   await untilSignal();
   ac.abort();
+  return ExitCode.ok;
+}
+
+/** `kubeception node-upgrade-controller`: the node upgrade controller, in-cluster; runs until SIGTERM. */
+export async function nodeUpgradeControllerCommand(io: IO): Promise<number> {
+  const [{ runNodeUpgradeController }, { AGENT_IMAGE_ENV }] = await Promise.all([import('../node-upgrade/controller.ts'), import('../../manifests/node-upgrade-controller.ts')]);
+  const image = process.env[AGENT_IMAGE_ENV];
+  if (!image) throw usage(`node-upgrade-controller needs $${AGENT_IMAGE_ENV} (the agent Jobs' image)`, 'run it from its Deployment (manifests/node-upgrade-controller.ts), which sets it');
+  const ac = new AbortController();
+  const running = runNodeUpgradeController('in-cluster', ac.signal, { image, log: stamp(io) });
+  stamp(io)('node upgrade controller started');
+  await untilSignal();
+  ac.abort();
+  await running;
   return ExitCode.ok;
 }

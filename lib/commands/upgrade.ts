@@ -1,6 +1,7 @@
 /**
  * `kubeception upgrade plan [vX.Y.Z] [--output json]`, `upgrade apply vX.Y.Z [--timeout 5m]` and
- * `upgrade node [--kubeconfig FILE]` — kubeadm's upgrade commands for a self-hosted control plane.
+ * `upgrade node [--kubeconfig FILE]` — kubeadm's upgrade commands for a self-hosted control plane;
+ * `upgrade status|pause|resume [NAME]` address a NodeUpgradePlan (lib/commands/node-upgrade.ts).
  *
  * plan reads only. apply and node run the task files tasks/upgrade-apply.ts and
  * tasks/upgrade-node.ts (the operator's copies in ./tasks first, distro overrides applied) with the
@@ -18,18 +19,38 @@ import { redactingLogger, type Redactor } from '../engine/events.ts';
 import type { Logger } from '../context.ts';
 import { runOptions, type RunOptions } from '../run-options.ts';
 import type { CliIO } from '../cli-io.ts';
+import type { ResolvedConfig } from '../types.ts';
 
 type Args = Record<string, unknown> & { _: string[] };
 
 const usage = (why: string) =>
-  new InputError('usage', { what: 'command line', why, fix: 'use `kubeception upgrade plan [vX.Y.Z] [--output json]`, `kubeception upgrade apply vX.Y.Z [--timeout 5m]` or `kubeception upgrade node [--kubeconfig FILE]`' });
+  new InputError('usage', { what: 'command line', why, fix: 'use `kubeception upgrade plan [vX.Y.Z] [--output json]`, `kubeception upgrade apply vX.Y.Z [--timeout 5m] [--nodes]`, `kubeception upgrade node [--kubeconfig FILE]` or `kubeception upgrade status|pause|resume [NAME]`' });
 
-/** Runs `upgrade plan|apply|node`. @returns the exit code. */
+/**
+ * `upgrade apply --nodes`, after the control plane is done: the node upgrade controller and the plan
+ * `kubelet` for `version` (lib/node-upgrade/start.ts). The agents run kubeception as this command was
+ * run (this node's, node, path) in this site directory: the same on every node.
+ */
+async function rollNodes(ctxFor: (step: string, log: Logger, signal: AbortSignal) => ReturnType<typeof makeContext>, config: ResolvedConfig, version: string, io: CliIO, args: Args): Promise<number> {
+  const { startNodeRollout } = await import('../node-upgrade/start.ts');
+  const ctx = ctxFor('node-rollout', { info() {}, warn() {} }, new AbortController().signal);
+  const command = process.argv[1] ? [process.execPath, process.argv[1]] : undefined;
+  const line = await startNodeRollout(await cluster(ctx, 'final'), version, {
+    image: config.joinService.image, apiserverPort: config.localAPIEndpoint.bindPort,
+    spec: { agent: { siteDir: siteDir(io.cwd, args.config as string | undefined), ...(command && { command }) } },
+  });
+  io.stderr(`${line}\n`);
+  return ExitCode.ok;
+}
+
+/** Runs `upgrade plan|apply|node` (`apply --nodes`: then the Nodes' kubelets, by the controller). @returns the exit code. */
 export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, redactor: Redactor, backends?: HostBackends): Promise<number> {
   const sub = args._[1];
+  if (sub === 'status' || sub === 'pause' || sub === 'resume') return (await import('./node-upgrade.ts')).nodeUpgradeCommand(sub, args, io, packageDir);
   const version = args._[2];
-  if (sub !== 'plan' && sub !== 'apply' && sub !== 'node') throw usage(`upgrade needs plan, apply or node, not "${sub ?? ''}"`);
+  if (sub !== 'plan' && sub !== 'apply' && sub !== 'node') throw usage(`upgrade needs plan, apply, node, status, pause or resume, not "${sub ?? ''}"`);
   if (sub === 'apply' && version === undefined) throw usage('upgrade apply needs the target version, e.g. v1.35.4');
+  if (args.nodes !== undefined && sub !== 'apply') throw usage('--nodes goes with `upgrade apply vX.Y.Z`');
   if (sub === 'node' && version !== undefined) throw usage('upgrade node takes no version: the node follows the cluster (its kube-apiserver\'s version)');
   if (version !== undefined && !/^v\d+\.\d+\.\d+$/.test(version)) throw usage(`"${version}" is not a version like v1.35.4`);
   const timeoutMs = args.timeout === undefined ? undefined : parseDuration(String(args.timeout));
@@ -74,6 +95,7 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
       else io.stderr(redactor.redact(`internal error: ${(err as Error)?.stack ?? err}\n`));
     }
     printRunEnd(io, redactor, json, { task: task.name, ...result, events: rec.events, state: hb.state, config });
+    if (result.status === 'done' && sub === 'apply' && args.nodes === true) return await rollNodes(ctxFor, config, version!, io, args);
     if (result.status === 'done') return ExitCode.ok;
     return isBadInput(result.error) ? ExitCode.badInput : ExitCode.stepFailed;
   } finally {

@@ -205,6 +205,37 @@ export class Cluster {
     }
   }
 
+  /**
+   * JSON merge patch (RFC 7386): what a custom resource takes (it has no strategic merge). A `null`
+   * value removes a field.
+   * @throws KubeceptionError `apiserver-request` (404 included).
+   */
+  async mergePatch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {
+    try {
+      return await this.retrying(() => this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, undefined, FIELD_MANAGER, undefined, k8s.PatchStrategy.MergePatch));
+    } catch (err) {
+      throw apiError(`patch ${refOf(ref)}`, err, this.server);
+    }
+  }
+
+  /**
+   * Replaces the `status` subresource of a cluster-scoped custom object as read (PUT
+   * `…/<plural>/<name>/status`): its `metadata.resourceVersion` makes the write conditional.
+   * @param plural the resource's plural name (e.g. `nodeupgradeplans`).
+   * @returns false on a conflict (409: the object changed since it was read).
+   * @throws KubeceptionError `apiserver-request` for any other failure.
+   */
+  async replaceStatus(obj: k8s.KubernetesObject, plural: string): Promise<boolean> {
+    const [group = '', version = ''] = (obj.apiVersion ?? '').split('/');
+    try {
+      await this.client(k8s.CustomObjectsApi).replaceClusterCustomObjectStatus({ group, version, plural, name: obj.metadata?.name ?? '', body: obj });
+      return true;
+    } catch (err) {
+      if ((err as { code?: number }).code === 409) return false;
+      throw apiError(`replace ${refOf(obj)}/status`, err, this.server);
+    }
+  }
+
   /** The apiserver's `/version` gitVersion (e.g. `v1.35.4`). @throws KubeceptionError `apiserver-request`. */
   async version(): Promise<string> {
     try {
@@ -451,6 +482,16 @@ export class DryRunCluster extends Cluster {
   }
 
   override async replace(obj: k8s.KubernetesObject): Promise<boolean> {
+    this.record('update', obj);
+    return true;
+  }
+
+  override async mergePatch(ref: k8s.KubernetesObject): Promise<k8s.KubernetesObject> {
+    this.record('patch', ref);
+    return { ...ref };
+  }
+
+  override async replaceStatus(obj: k8s.KubernetesObject): Promise<boolean> {
     this.record('update', obj);
     return true;
   }

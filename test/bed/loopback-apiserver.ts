@@ -3,7 +3,8 @@
  * integration tests of code that only talks to the API (the CSR approver, token commands): no bed
  * host, no kubelet. etcd is the machine's (Debian's), plain HTTP on loopback; the apiserver is the
  * bed's build (`$KUBECEPTION_CACHE/k8s/<K8S_VERSION>/bin/kube-apiserver`) with a throw-away PKI,
- * `--authorization-mode=Node,RBAC`, bootstrap token authentication and NodeRestriction, as a
+ * `--authorization-mode=Node,RBAC`, bootstrap token authentication, NodeRestriction and
+ * `--allow-privileged=true` (privileged pods, e.g. the node upgrade agent's Job), as a
  * kubeception control plane runs it. Both are started as child processes of this one and killed by
  * their PIDs on `stop()`; their directory (a mkdtemp under /tmp) is removed.
  */
@@ -91,7 +92,7 @@ export async function startLoopbackApiserver(): Promise<LoopbackApiserver> {
     start([join(CACHE_DIR, 'k8s', K8S_VERSION, 'bin', 'kube-apiserver'), `--etcd-servers=${etcdUrl}`, `--secure-port=${port}`, '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1', `--tls-cert-file=${p('apiserver.crt')}`, `--tls-private-key-file=${p('apiserver.key')}`, `--client-ca-file=${p('ca.crt')}`,
       `--service-account-key-file=${p('sa.pub')}`, `--service-account-signing-key-file=${p('sa.key')}`, '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--endpoint-reconciler-type=none', '--authorization-mode=Node,RBAC', '--enable-bootstrap-token-auth=true', '--enable-admission-plugins=NodeRestriction', '--service-cluster-ip-range=10.96.0.0/12',
+      '--endpoint-reconciler-type=none', '--authorization-mode=Node,RBAC', '--enable-bootstrap-token-auth=true', '--enable-admission-plugins=NodeRestriction', '--service-cluster-ip-range=10.96.0.0/12', '--allow-privileged=true',
       `--cert-dir=${p('certs')}`]);
     const url = `https://127.0.0.1:${port}`;
     const deadline = Date.now() + 90_000;

@@ -1,0 +1,60 @@
+/**
+ * `kubeception upgrade status|pause|resume [NAME] [--kubeconfig FILE] [--output json]`: a
+ * NodeUpgradePlan (default `kubelet`, the one `upgrade apply --nodes` creates) read, or its
+ * `spec.paused` set (a JSON merge patch). Through `--kubeconfig`, else the config's admin.conf.
+ * Exit codes: status 0 (1 when the plan has Failed), pause/resume 0; 2 bad input, no such plan or no kubeconfig.
+ */
+import { ExitCode, HostStateError } from '../errors.ts';
+import { RealFiles } from '../host/files.ts';
+import { loadConfig } from '../config/load.ts';
+import { cluster } from '../k8s/apiserver.ts';
+import type { Cluster, KubernetesObject } from '../k8s/client.ts';
+import { DEFAULT_PLAN_NAME, NODE_UPGRADE_API_VERSION, NODE_UPGRADE_KIND, PLAN_DEFAULTS, type NodeUpgradePlan } from '../node-upgrade/types.ts';
+import type { CliIO } from '../cli-io.ts';
+
+type Args = Record<string, unknown> & { _: string[] };
+
+/** The plan as a few lines for a terminal: spec, conditions, one line per Node, the held Nodes. Pure. */
+export function formatPlanStatus(p: NodeUpgradePlan): string {
+  const s = p.status ?? {};
+  const lines = [
+    `NodeUpgradePlan ${p.metadata.name}: target ${p.spec.targetVersion}, phase ${s.phase ?? 'Pending'}, batch ${s.batch ?? 0}, maxUnavailable ${p.spec.maxUnavailable ?? PLAN_DEFAULTS.maxUnavailable}${p.spec.paused ? ', paused' : ''}`,
+    ...(s.conditions ?? []).filter((c) => c.status === 'True').map((c) => `  ${c.type} (${c.reason}): ${c.message}`),
+  ];
+  const rows = [['NODE', 'BATCH', 'PHASE', 'FROM', 'CORDONED-BY-KUBECEPTION', 'MESSAGE'], ...(s.nodes ?? []).map((n) => [n.name, String(n.batch), n.phase, n.fromVersion, n.cordonedByUs ? 'yes' : 'no', n.message ?? ''])];
+  if (rows.length > 1) {
+    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+    lines.push(...rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()));
+  }
+  if (s.held?.length) lines.push(`held (cordoned by an operator, left alone): ${s.held.join(', ')}`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function api(args: Args, io: Pick<CliIO, 'cwd'>, packageDir: string): Promise<Cluster> {
+  if (typeof args.kubeconfig === 'string') {
+    const files = new RealFiles();
+    const text = await files.read(args.kubeconfig);
+    if (!text) throw new HostStateError('kubeconfig-missing', { what: `--kubeconfig ${args.kubeconfig}`, why: 'the file does not exist or is empty', fix: 'pass a kubeconfig that may read and patch NodeUpgradePlans (e.g. admin.conf)' });
+    const { Cluster } = await import('../k8s/client.ts');
+    return new Cluster(text, args.kubeconfig);
+  }
+  const { config } = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
+  return cluster({ files: new RealFiles(), config }, 'final');
+}
+
+/** Runs `upgrade status|pause|resume`. @returns the exit code. */
+export async function nodeUpgradeCommand(sub: 'status' | 'pause' | 'resume', args: Args, io: CliIO, packageDir: string): Promise<number> {
+  const name = args._[2] ?? DEFAULT_PLAN_NAME;
+  const ref = { apiVersion: NODE_UPGRADE_API_VERSION, kind: NODE_UPGRADE_KIND, metadata: { name } };
+  const c = await api(args, io, packageDir);
+  const plan = await c.read<NodeUpgradePlan & KubernetesObject>(ref);
+  if (!plan)
+    throw new HostStateError('plan-missing', { what: `NodeUpgradePlan ${name}`, why: 'the cluster has no such plan', fix: '`kubeception upgrade apply vX.Y.Z --nodes` creates one (or `kubectl get nodeupgradeplans` lists them)' });
+  if (sub === 'status') {
+    io.stdout(args.output === 'json' ? `${JSON.stringify({ apiVersion: plan.apiVersion, kind: plan.kind, metadata: { name }, spec: plan.spec, status: plan.status ?? {} })}\n` : formatPlanStatus(plan));
+    return plan.status?.phase === 'Failed' ? ExitCode.stepFailed : ExitCode.ok;
+  }
+  await c.mergePatch(ref, { spec: { paused: sub === 'pause' } });
+  io.stdout(`NodeUpgradePlan ${name} ${sub === 'pause' ? 'paused: the controller changes nothing until `kubeception upgrade resume`' : 'resumed'}\n`);
+  return ExitCode.ok;
+}
