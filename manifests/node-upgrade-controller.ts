@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { V1ClusterRole, V1ClusterRoleBinding, V1Deployment, V1Job, V1ServiceAccount } from '@kubernetes/client-node';
-import { NODE_UPGRADE_GROUP, NODE_UPGRADE_PLURAL } from '../lib/node-upgrade/types.ts';
+import { NODE_UPGRADE_GROUP, NODE_UPGRADE_PLURAL, type AgentSettings } from '../lib/node-upgrade/types.ts';
 import { MANAGED_BY, NAMESPACE, type Manifest } from './common.ts';
 import { restrictedPod } from './join-service.ts';
 
@@ -25,6 +25,9 @@ export const NODE_UPGRADE_CONTROLLER_NAME = 'kubeception-node-upgrade-controller
 export const NODE_UPGRADE_AGENT_NAME = 'kubeception-node-upgrade-agent';
 /** The controller's environment variable naming the agent's image. */
 export const AGENT_IMAGE_ENV = 'KUBECEPTION_AGENT_IMAGE';
+/** The controller's environment variables giving the agent's site directory and command (a JSON array of strings). */
+export const AGENT_SITE_DIR_ENV = 'KUBECEPTION_AGENT_SITE_DIR';
+export const AGENT_COMMAND_ENV = 'KUBECEPTION_AGENT_COMMAND';
 /** Annotations on an agent Job: the Node and the target it upgrades to. */
 export const AGENT_NODE_ANNOTATION = 'kubeception.io/node';
 export const AGENT_TARGET_ANNOTATION = 'kubeception.io/target-version';
@@ -63,8 +66,12 @@ export function nodeUpgradeRbac(): (Manifest<V1ServiceAccount> | Manifest<V1Clus
   ];
 }
 
-/** RBAC and the controller's Deployment (`kubeception node-upgrade-controller`). Pure. */
-export function nodeUpgradeControllerObjects(image: string, apiserverPort: number): (Manifest<V1ServiceAccount> | Manifest<V1ClusterRole> | Manifest<V1ClusterRoleBinding> | Manifest<V1Deployment>)[] {
+/**
+ * RBAC and the controller's Deployment (`kubeception node-upgrade-controller`). `agent` (what the agent
+ * runs on each host) goes into the Deployment's environment: only who may change kube-system's
+ * Deployments decides what runs as root on the Nodes, not who may write a NodeUpgradePlan. Pure.
+ */
+export function nodeUpgradeControllerObjects(image: string, apiserverPort: number, agent: AgentSettings): (Manifest<V1ServiceAccount> | Manifest<V1ClusterRole> | Manifest<V1ClusterRoleBinding> | Manifest<V1Deployment>)[] {
   const pod = restrictedPod(image, NODE_UPGRADE_CONTROLLER_NAME, ['node-upgrade-controller'], { cpu: '5m', memory: '128Mi', cpuLimit: '500m', memoryLimit: '320Mi' }, apiserverPort);
   return [
     ...nodeUpgradeRbac(),
@@ -80,7 +87,7 @@ export function nodeUpgradeControllerObjects(image: string, apiserverPort: numbe
           spec: {
             serviceAccountName: NODE_UPGRADE_CONTROLLER_NAME, automountServiceAccountToken: true,
             nodeSelector: pod.nodeSelector, tolerations: pod.tolerations, securityContext: pod.securityContext,
-            containers: [{ ...pod.container, env: [...pod.container.env, { name: AGENT_IMAGE_ENV, value: image }], volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] }],
+            containers: [{ ...pod.container, env: [...pod.container.env, { name: AGENT_IMAGE_ENV, value: image }, { name: AGENT_SITE_DIR_ENV, value: agent.siteDir }, { name: AGENT_COMMAND_ENV, value: JSON.stringify(agent.command) }], volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] }],
             volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
           },
         },

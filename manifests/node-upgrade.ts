@@ -25,13 +25,6 @@ const specSchema: V1JSONSchemaProps = {
     paused: { type: 'boolean', description: 'True: the controller changes nothing.' },
     nodeTimeoutSeconds: int("One Node's limit from its cordon to Ready at the target. Default 1800.", 1),
     drain: { type: 'object', properties: { timeoutSeconds: int('How long evictions refused by a PodDisruptionBudget are retried. Default 300.', 1) } },
-    agent: {
-      type: 'object',
-      properties: {
-        siteDir: str('The site directory (holding kubeception.config.ts) on every node. Default /etc/kubeception.'),
-        command: { type: 'array', items: { type: 'string' }, description: "The host's kubeception command. Default [kubeception]." },
-      },
-    },
     healthGate: {
       type: 'object',
       properties: {

@@ -58,13 +58,29 @@ export async function approveCsrsCommand(io: IO): Promise<number> {
   return ExitCode.ok;
 }
 
+/** The agent's command from its environment variable: a JSON array of one or more non-empty strings, else undefined. Pure. */
+export function parseAgentCommand(text: string | undefined): string[] | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text ?? '');
+  } catch {
+    return undefined;
+  }
+  return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && x !== '') ? (v as string[]) : undefined;
+}
+
 /** `kubeception node-upgrade-controller`: the node upgrade controller, in-cluster; runs until SIGTERM. */
 export async function nodeUpgradeControllerCommand(io: IO): Promise<number> {
-  const [{ runNodeUpgradeController }, { AGENT_IMAGE_ENV }] = await Promise.all([import('../node-upgrade/controller.ts'), import('../../manifests/node-upgrade-controller.ts')]);
+  const [{ runNodeUpgradeController }, { AGENT_IMAGE_ENV, AGENT_SITE_DIR_ENV, AGENT_COMMAND_ENV }] = await Promise.all([import('../node-upgrade/controller.ts'), import('../../manifests/node-upgrade-controller.ts')]);
+  const fromDeployment = 'run it from its Deployment (manifests/node-upgrade-controller.ts), which sets it';
   const image = process.env[AGENT_IMAGE_ENV];
-  if (!image) throw usage(`node-upgrade-controller needs $${AGENT_IMAGE_ENV} (the agent Jobs' image)`, 'run it from its Deployment (manifests/node-upgrade-controller.ts), which sets it');
+  if (!image) throw usage(`node-upgrade-controller needs $${AGENT_IMAGE_ENV} (the agent Jobs' image)`, fromDeployment);
+  const siteDir = process.env[AGENT_SITE_DIR_ENV];
+  if (!siteDir?.startsWith('/')) throw usage(`node-upgrade-controller needs $${AGENT_SITE_DIR_ENV}, an absolute path (the agents' site directory)`, fromDeployment);
+  const command = parseAgentCommand(process.env[AGENT_COMMAND_ENV]);
+  if (!command) throw usage(`node-upgrade-controller needs $${AGENT_COMMAND_ENV}, a JSON array of one or more strings (the host's kubeception command)`, fromDeployment);
   const ac = new AbortController();
-  const running = runNodeUpgradeController('in-cluster', ac.signal, { image, log: stamp(io) });
+  const running = runNodeUpgradeController('in-cluster', ac.signal, { image, agent: { siteDir, command }, log: stamp(io) });
   stamp(io)('node upgrade controller started');
   await untilSignal();
   ac.abort();

@@ -32,12 +32,12 @@ const usage = (why: string) =>
  * run (this node's, node, path) in this site directory: the same on every node.
  */
 async function rollNodes(ctxFor: (step: string, log: Logger, signal: AbortSignal) => ReturnType<typeof makeContext>, config: ResolvedConfig, version: string, io: CliIO, args: Args): Promise<number> {
-  const { startNodeRollout } = await import('../node-upgrade/start.ts');
+  const [{ startNodeRollout }, { AGENT_DEFAULTS }] = await Promise.all([import('../node-upgrade/start.ts'), import('../node-upgrade/types.ts')]);
   const ctx = ctxFor('node-rollout', { info() {}, warn() {} }, new AbortController().signal);
   const command = process.argv[1] ? [process.execPath, process.argv[1]] : undefined;
   const line = await startNodeRollout(await cluster(ctx, 'final'), version, {
     image: config.joinService.image, apiserverPort: config.localAPIEndpoint.bindPort,
-    spec: { agent: { siteDir: siteDir(io.cwd, args.config as string | undefined), ...(command && { command }) } },
+    agent: { siteDir: siteDir(io.cwd, args.config as string | undefined), command: command ?? AGENT_DEFAULTS.command },
   });
   io.stderr(`${line}\n`);
   return ExitCode.ok;

@@ -16,13 +16,15 @@ import { DRAINED_ANNOTATION, drainSkipReason } from '../steps/upgrade/upgrade-no
 import { agentJob, agentJobName } from '../../manifests/node-upgrade-controller.ts';
 import { healthGate, type PodFacts } from './health.ts';
 import { planStep, type Action, type NodeFacts } from './plan.ts';
-import { NODE_UPGRADE_API_VERSION, NODE_UPGRADE_KIND, NODE_UPGRADE_PLURAL, PLAN_DEFAULTS, type NodeUpgradePlan } from './types.ts';
+import { NODE_UPGRADE_API_VERSION, NODE_UPGRADE_KIND, NODE_UPGRADE_PLURAL, PLAN_DEFAULTS, type AgentSettings, type NodeUpgradePlan } from './types.ts';
 
 type Job = KubernetesObject & { status?: { failed?: number; conditions?: { type: string; status: string; reason?: string; message?: string }[] } };
 
 export interface ControllerOptions {
   /** The agent Jobs' image. */
   image: string;
+  /** What the agent runs on each host (from the controller's Deployment, never from a plan). */
+  agent: AgentSettings;
   /** Between two passes. Default 2 s. */
   intervalMs?: number;
   /** The clock (ms since the epoch); tests move it. */
@@ -92,7 +94,7 @@ async function act(api: Cluster, plan: NodeUpgradePlan, a: Action, nodes: readon
   } else if (a.kind === 'start-agent') {
     const job = agentJob({
       plan: plan.metadata.name, node: a.node, target: a.target, image: opts.image,
-      siteDir: plan.spec.agent?.siteDir ?? PLAN_DEFAULTS.siteDir, command: plan.spec.agent?.command ?? PLAN_DEFAULTS.command,
+      siteDir: opts.agent.siteDir, command: opts.agent.command,
       timeoutSeconds: plan.spec.nodeTimeoutSeconds ?? PLAN_DEFAULTS.nodeTimeoutSeconds,
     });
     if (await api.create(job)) opts.log(`Node ${a.node}: agent Job ${job.metadata.name} created`);

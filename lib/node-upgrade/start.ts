@@ -13,21 +13,23 @@ import type { Cluster, KubernetesObject } from '../k8s/client.ts';
 import { pollUntil } from '../util/poll.ts';
 import { nodeUpgradeCrd } from '../../manifests/node-upgrade.ts';
 import { nodeUpgradeControllerObjects } from '../../manifests/node-upgrade-controller.ts';
-import { DEFAULT_PLAN_NAME, NODE_UPGRADE_API_VERSION, NODE_UPGRADE_KIND, type NodeUpgradePlan, type NodeUpgradePlanSpec } from './types.ts';
+import { DEFAULT_PLAN_NAME, NODE_UPGRADE_API_VERSION, NODE_UPGRADE_KIND, type AgentSettings, type NodeUpgradePlan, type NodeUpgradePlanSpec } from './types.ts';
 
 export interface NodeRolloutOptions {
   /** The controller's and agents' image (the config's `joinService.image`). */
   image: string;
   /** The apiserver port the controller's pod talks to (`localAPIEndpoint.bindPort`). */
   apiserverPort: number;
-  /** The plan's spec beyond `targetVersion` (the agent's site directory and command, …). */
+  /** What the agent runs on each host: into the controller's Deployment, not the plan. */
+  agent: AgentSettings;
+  /** The plan's spec beyond `targetVersion` (maxUnavailable, nodeSelector, …). */
   spec?: Omit<NodeUpgradePlanSpec, 'targetVersion'>;
   signal?: AbortSignal;
 }
 
 /** Applies the CRD and the controller, then creates the plan. @returns one line saying what was done. */
 export async function startNodeRollout(api: Cluster, targetVersion: string, o: NodeRolloutOptions): Promise<string> {
-  await api.apply([nodeUpgradeCrd(), ...nodeUpgradeControllerObjects(o.image, o.apiserverPort)]);
+  await api.apply([nodeUpgradeCrd(), ...nodeUpgradeControllerObjects(o.image, o.apiserverPort, o.agent)]);
   const ref = { apiVersion: NODE_UPGRADE_API_VERSION, kind: NODE_UPGRADE_KIND, metadata: { name: DEFAULT_PLAN_NAME } };
   // The CRD serves its kind a moment after it is created (Established): until then a list fails.
   const served = await pollUntil(() => api.list(NODE_UPGRADE_API_VERSION, NODE_UPGRADE_KIND).then(() => true, () => undefined), { timeoutMs: 30_000, intervalMs: 500, signal: o.signal });

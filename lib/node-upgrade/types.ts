@@ -13,7 +13,22 @@ export const NODE_UPGRADE_PLURAL = 'nodeupgradeplans';
 export const DEFAULT_PLAN_NAME = 'kubelet';
 
 /** Defaults of the optional spec fields. */
-export const PLAN_DEFAULTS = { maxUnavailable: 1, nodeTimeoutSeconds: 1_800, drainTimeoutSeconds: 300, healthTimeoutSeconds: 300, siteDir: '/etc/kubeception', command: ['kubeception'] } as const;
+export const PLAN_DEFAULTS = { maxUnavailable: 1, nodeTimeoutSeconds: 1_800, drainTimeoutSeconds: 300, healthTimeoutSeconds: 300 } as const;
+
+/**
+ * How the agent runs `kubeception upgrade node` on a host (chrooted into the host's /): set on the
+ * controller's Deployment by `upgrade apply --nodes`, never in a plan — a plan is a cluster object
+ * more people may be allowed to write than kube-system's Deployments, and what the agent runs, it runs
+ * as root on every selected Node.
+ */
+export interface AgentSettings {
+  /** The site directory (holding kubeception.config.ts) on every node. Default `/etc/kubeception`. */
+  siteDir: string;
+  /** The host's kubeception command. Default `["kubeception"]`. */
+  command: readonly string[];
+}
+
+export const AGENT_DEFAULTS: AgentSettings = { siteDir: '/etc/kubeception', command: ['kubeception'] };
 
 /** What the operator asks for. */
 export interface NodeUpgradePlanSpec {
@@ -30,13 +45,6 @@ export interface NodeUpgradePlanSpec {
   drain?: {
     /** Evictions a PodDisruptionBudget refuses are retried for this long, in seconds (default 300). */
     timeoutSeconds?: number;
-  };
-  /** How the agent runs `kubeception upgrade node` on the host (chrooted into the host's /). */
-  agent?: {
-    /** The site directory (holding kubeception.config.ts) on every node. Default `/etc/kubeception`. */
-    siteDir?: string;
-    /** The host's kubeception command. Default `["kubeception"]`. */
-    command?: string[];
   };
   healthGate?: {
     /** Namespaces whose workloads' pods must be Ready between batches; none: every namespace. */

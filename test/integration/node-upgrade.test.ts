@@ -66,10 +66,13 @@ async function waitPlan(name: string, what: string, ok: (p: NodeUpgradePlan) => 
   assert.fail(`${what}: plan ${name} status ${JSON.stringify(last?.status)}\ncontroller log:\n${log.slice(-20).join('\n')}`);
 }
 
+/** What the controller's Deployment would give it: the agents' site directory and command. */
+const AGENT = { siteDir: '/root/site', command: ['node', '/opt/kc/bin/kubeception.js'] };
+
 /** Runs a controller (its own ServiceAccount) until the returned function is called. */
 function startController(): () => void {
   const ac = new AbortController();
-  void runNodeUpgradeController(controllerKubeconfig, ac.signal, { image: 'localhost/kubeception:test', intervalMs: 150, log: (l) => log.push(l) });
+  void runNodeUpgradeController(controllerKubeconfig, ac.signal, { image: 'localhost/kubeception:test', agent: AGENT, intervalMs: 150, log: (l) => log.push(l) });
   return () => ac.abort();
 }
 
@@ -95,7 +98,9 @@ describe('node upgrade controller against a real apiserver', () => {
   test('batch by batch as Nodes report the target; an operator-cordoned Node held, never uncordoned; a restart mid-batch resumes', async () => {
     for (const n of ['a1', 'a2', 'a4', 'a5']) await addNode(n, 'a');
     await addNode('a3', 'a', { operatorCordon: true });
-    await createPlan('pool-a', { targetVersion: NEW, nodeSelector: { pool: 'a' }, maxUnavailable: 2 });
+    // A plan's writer trying to say what the agent runs as root: the field is not in the CRD's schema.
+    const injected = { agent: { siteDir: '/tmp', command: ['/bin/sh', '-c', 'id'] } };
+    await createPlan('pool-a', { targetVersion: NEW, nodeSelector: { pool: 'a' }, maxUnavailable: 2, ...injected } as NodeUpgradePlanSpec);
     let stop = startController();
     try {
       let p = await waitPlan('pool-a', 'batch 1 upgrading', (x) => phases(x).a1 === '1:Upgrading' && phases(x).a2 === '1:Upgrading');
@@ -105,6 +110,8 @@ describe('node upgrade controller against a real apiserver', () => {
         assert.equal(node?.spec?.unschedulable, true, `${n} cordoned`);
         assert.equal(node?.metadata?.annotations?.[DRAINED_ANNOTATION], NEW, `${n}: the cordon recorded as kubeception's`);
         assert.ok(await jobExists('pool-a', n), `agent Job for ${n}`);
+        const job = await admin.read<KubernetesObject & { spec: { template: { spec: { containers: { command: string[] }[] } } } }>({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: agentJobName('pool-a', n, NEW), namespace: 'kube-system' } });
+        assert.deepEqual(job!.spec.template.spec.containers[0]!.command.slice(3), ['agent', AGENT.siteDir, ...AGENT.command], `${n}: the agent runs the controller's command, not the plan's`);
       }
       for (const n of ['a3', 'a4', 'a5']) assert.equal(await jobExists('pool-a', n), false, `no agent for ${n} yet`);
       assert.equal((await readNode('a4'))?.spec?.unschedulable, undefined, 'a4 untouched');
@@ -192,12 +199,16 @@ describe('node upgrade controller against a real apiserver', () => {
   });
 
   test('upgrade apply --nodes\'s last part: the CRD and controller applied, the plan kubelet created; the same target again left; another refused while it runs', async () => {
-    const o = { image: 'localhost/kubeception:test', apiserverPort: 6443, spec: { agent: { siteDir: '/root/site' } } };
+    const o = { image: 'localhost/kubeception:test', apiserverPort: 6443, agent: { siteDir: '/root/site', command: ['node', '/opt/kc/bin/kubeception.js'] } };
     assert.match(await startNodeRollout(admin, NEW, o), /NodeUpgradePlan kubelet created/);
     const dep = await admin.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: NODE_UPGRADE_CONTROLLER_NAME, namespace: 'kube-system' } });
     assert.ok(dep, 'the controller Deployment is applied');
     const p = (await readPlan('kubelet'))!;
-    assert.deepEqual(p.spec, { targetVersion: NEW, agent: { siteDir: '/root/site' } });
+    assert.deepEqual(p.spec, { targetVersion: NEW });
+    // What the agents run is the controller's Deployment's, not the plan's.
+    const env = Object.fromEntries((dep as { spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }).spec.template.spec.containers[0]!.env.map((e) => [e.name, e.value]));
+    assert.equal(env.KUBECEPTION_AGENT_SITE_DIR, '/root/site');
+    assert.deepEqual(JSON.parse(env.KUBECEPTION_AGENT_COMMAND!), ['node', '/opt/kc/bin/kubeception.js']);
     assert.match(await startNodeRollout(admin, NEW, o), /exists \(Pending\): left as it is/);
     await assert.rejects(startNodeRollout(admin, 'v1.38.0', o), /node-rollout-busy|a rollout to v1\.37\.2 is Pending/);
     await admin.delete({ apiVersion: NODE_UPGRADE_API_VERSION, kind: NODE_UPGRADE_KIND, metadata: { name: 'kubelet' } });
