@@ -5,7 +5,7 @@
  *
  * The controller's ServiceAccount reads and lists NodeUpgradePlans and writes their status; gets,
  * lists and patches Nodes (cordon, uncordon); lists pods and evicts them (the Eviction API: PodDisruptionBudgets
- * honoured); creates and reads the agent Jobs in kube-system. It reads no Secret.
+ * honoured); creates and reads the agent Jobs in kube-system only (a Role there). It reads no Secret.
  *
  * The agent is privileged (it changes the host): it runs as root with the host's network, the host's
  * `/` mounted at /host, and chroots into it to run the host's `kubeception upgrade node` from the
@@ -16,7 +16,7 @@
  * @see https://kubernetes.io/docs/concepts/scheduling-eviction/api-eviction/
  */
 import { createHash } from 'node:crypto';
-import type { V1ClusterRole, V1ClusterRoleBinding, V1Deployment, V1Job, V1ServiceAccount } from '@kubernetes/client-node';
+import type { V1ClusterRole, V1ClusterRoleBinding, V1Deployment, V1Job, V1Role, V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
 import { NODE_UPGRADE_GROUP, NODE_UPGRADE_PLURAL, type AgentSettings } from '../lib/node-upgrade/types.ts';
 import { MANAGED_BY, NAMESPACE, type Manifest } from './common.ts';
 import { restrictedPod } from './join-service.ts';
@@ -53,25 +53,33 @@ const drainRules = [
 ];
 
 /** The controller's and the agent's ServiceAccounts and RBAC. Pure. */
-export function nodeUpgradeRbac(): (Manifest<V1ServiceAccount> | Manifest<V1ClusterRole> | Manifest<V1ClusterRoleBinding>)[] {
+export function nodeUpgradeRbac(): (Manifest<V1ServiceAccount> | Manifest<V1ClusterRole> | Manifest<V1ClusterRoleBinding> | Manifest<V1Role> | Manifest<V1RoleBinding>)[] {
   return [
     ...role(NODE_UPGRADE_CONTROLLER_NAME, [
       { apiGroups: [NODE_UPGRADE_GROUP], resources: [NODE_UPGRADE_PLURAL], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [NODE_UPGRADE_GROUP], resources: [`${NODE_UPGRADE_PLURAL}/status`], verbs: ['get', 'update'] },
       ...drainRules,
-      // Jobs only in kube-system would be a Role; a ClusterRole keeps one binding (the agent's Jobs are all in kube-system).
-      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'create'] },
     ]),
+    // The agent Jobs (privileged) only in kube-system: a Role, so the controller's token cannot make a
+    // Job in any other namespace.
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: JOBS_ROLE, namespace: NAMESPACE, labels: labels(NODE_UPGRADE_CONTROLLER_NAME) }, rules: [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'create'] }] },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: JOBS_ROLE, namespace: NAMESPACE, labels: labels(NODE_UPGRADE_CONTROLLER_NAME) },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: JOBS_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: NODE_UPGRADE_CONTROLLER_NAME, namespace: NAMESPACE }],
+    },
     ...role(NODE_UPGRADE_AGENT_NAME, drainRules),
   ];
 }
+
+const JOBS_ROLE = 'kubeception:node-upgrade-agent-jobs';
 
 /**
  * RBAC and the controller's Deployment (`kubeception node-upgrade-controller`). `agent` (what the agent
  * runs on each host) goes into the Deployment's environment: only who may change kube-system's
  * Deployments decides what runs as root on the Nodes, not who may write a NodeUpgradePlan. Pure.
  */
-export function nodeUpgradeControllerObjects(image: string, apiserverPort: number, agent: AgentSettings): (Manifest<V1ServiceAccount> | Manifest<V1ClusterRole> | Manifest<V1ClusterRoleBinding> | Manifest<V1Deployment>)[] {
+export function nodeUpgradeControllerObjects(image: string, apiserverPort: number, agent: AgentSettings): (ReturnType<typeof nodeUpgradeRbac>[number] | Manifest<V1Deployment>)[] {
   const pod = restrictedPod(image, NODE_UPGRADE_CONTROLLER_NAME, ['node-upgrade-controller'], { cpu: '5m', memory: '128Mi', cpuLimit: '500m', memoryLimit: '320Mi' }, apiserverPort);
   return [
     ...nodeUpgradeRbac(),

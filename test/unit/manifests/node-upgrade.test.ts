@@ -59,4 +59,7 @@ test("the controller: one replica, never two at once, its image passed to the ag
   const rules = objs.flatMap((o) => ((o as { rules?: { resources?: string[] }[] }).rules ?? []));
   assert.ok(rules.length > 0);
   assert.ok(!rules.some((r) => r.resources?.includes('secrets') || r.resources?.includes('*')));
+  // Privileged agent Jobs only in kube-system: jobs in a Role there, in no ClusterRole.
+  const jobsIn = objs.filter((o) => ((o as { rules?: { resources?: string[] }[] }).rules ?? []).some((r) => r.resources?.includes('jobs')));
+  assert.deepEqual(jobsIn.map((o) => [o.kind, o.metadata.namespace]), [['Role', 'kube-system']]);
 });
