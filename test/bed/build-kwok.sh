@@ -49,4 +49,4 @@ log "building kwok"
 (cd "$SRC" && "$GO" build -p 2 -trimpath -ldflags "-s -w -X $PKG/pkg/consts.Version=$KWOK_VERSION" -o "$OUT/.kwok.tmp" ./cmd/kwok)
 mv "$OUT/.kwok.tmp" "$OUT/kwok"
 log "built kwok in $((SECONDS - start)) s"
-log "kwok $("$OUT/kwok" --version 2>/dev/null | head -1): $OUT/kwok"
+log "$("$OUT/kwok" --version 2>/dev/null | head -1): $OUT/kwok"
