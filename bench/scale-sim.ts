@@ -11,10 +11,11 @@
  * burst starts once every Node of this one is Ready (kwok sets Ready). Stops launching bursts past
  * `timeLimitMs`.
  *
- * Prints one JSON object ({@link SimResult}) on stdout; progress on stderr. Times in ms; instants
+ * Prints one JSON object ({@link SimResult}) on stdout (and into `<outDir>/<side>.json`); progress on
+ * stderr and into `<outDir>/<side>.log`. Times in ms; instants
  * are ms from the run's start. Network: the join URL and the apiserver (bed addresses) only.
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { Cluster } from '../lib/k8s/client.ts';
 import { CLUSTER_INFO_NAME, CLUSTER_INFO_NAMESPACE, JWS_PREFIX } from '../lib/join/cluster-info.ts';
 import { generateToken, tokenSecret } from '../lib/join/token.ts';
@@ -34,6 +35,8 @@ export interface SimSettings {
   adminKubeconfig: string;
   discoveryUrl: string;
   pin: string;
+  /** A directory (bound from the machine) for `<side>.log` (progress, as it happens) and `<side>.json` (the result). */
+  outDir: string;
 }
 
 /** One node's record. All instants are ms from the run's start. */
@@ -56,7 +59,12 @@ export interface SimResult {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+const settings = JSON.parse(process.env.SCALE_SIM ?? '{}') as SimSettings;
+const log = (line: string) => {
+  const stamped = `${new Date().toISOString()} ${line}\n`;
+  process.stderr.write(stamped);
+  appendFileSync(`${settings.outDir}/${settings.side}.log`, stamped);
+};
 
 /** A concurrency limit of `n`. */
 function gate(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
@@ -196,6 +204,7 @@ async function main(s: SimSettings): Promise<SimResult> {
   return { side: s.side, wallMs, nodes: all, bursts, timedOut };
 }
 
-const result = await main(JSON.parse(process.env.SCALE_SIM ?? '{}') as SimSettings);
+const result = await main(settings);
+writeFileSync(`${settings.outDir}/${settings.side}.json`, `${JSON.stringify(result)}\n`);
 process.stdout.write(`${JSON.stringify(result)}\n`);
 process.exit(0);

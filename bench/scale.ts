@@ -18,9 +18,11 @@
  * address per node. Bounded: `SCALE_TIME_LIMIT_S` (default 1800) per side for the joins.
  *
  * Usage (root, under the bed lock): `npm run bench -- scale`. Hosts `<BENCH_PREFIX or sc>-kc`,
- * `-kcsim`, `-adm`, `-admsim`.
+ * `-kcsim`, `-adm`, `-admsim`; the driver's progress and per-node results in `SCALE_OUT_DIR` (default
+ * /tmp/kc-scale-<prefix>), `kubeception.log`/`.json`, `kubeadm.log`/`.json`.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootHost, K8S_VERSION, REPO_ROOT, type Host } from '../test/bed/bed.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
@@ -39,6 +41,8 @@ const NODES = Number(process.env.SCALE_NODES ?? 1000);
 const BURST = Number(process.env.SCALE_BURST ?? 100);
 const TIME_LIMIT_MS = Number(process.env.SCALE_TIME_LIMIT_S ?? 1800) * 1000;
 const SETTLE_MS = Number(process.env.SCALE_SETTLE_S ?? 30) * 1000;
+/** Where the driver writes its progress and per-node results (bound into the driver's host). */
+const OUT_DIR = process.env.SCALE_OUT_DIR ?? `/tmp/kc-scale-${prefix}`;
 const ADMIN = '/etc/kubernetes/admin.conf';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const arg = (args: string[], flag: string) => args[args.indexOf(flag) + 1]!;
@@ -90,8 +94,9 @@ async function controlPlane(cp: Host, side: Side): Promise<{ discoveryUrl: strin
 async function runSide(side: Side): Promise<SideResult> {
   const short = side === 'kubeception' ? 'kc' : 'adm';
   const hosts: Host[] = [];
+  for (const ext of ['log', 'json']) rmSync(join(OUT_DIR, `${side}.${ext}`), { force: true });
   try {
-    const [cp, sim] = await Promise.all([bootHost({ name: `${prefix}-${short}`, kubelet: true }), bootHost({ name: `${prefix}-${short}sim` })]);
+    const [cp, sim] = await Promise.all([bootHost({ name: `${prefix}-${short}`, kubelet: true }), bootHost({ name: `${prefix}-${short}sim`, extraBinds: [{ src: OUT_DIR }] })]);
     hosts.push(cp!, sim!);
     const { discoveryUrl, pin } = await controlPlane(cp!, side);
     await sim!.writeFile('/root/admin.conf', await cp!.readFile(ADMIN), 0o600);
@@ -100,7 +105,7 @@ async function runSide(side: Side): Promise<SideResult> {
     const rssBefore = await rss(cp!);
     const before = await tools(cp!, side);
     console.log(`${new Date().toISOString()} ${side}: control plane ready; joining ${NODES} nodes in bursts of ${BURST}`);
-    const settings: SimSettings = { side, nodes: NODES, burst: BURST, timeLimitMs: TIME_LIMIT_MS, namePrefix: `sim-${short}`, adminKubeconfig: '/root/admin.conf', discoveryUrl, pin };
+    const settings: SimSettings = { side, nodes: NODES, burst: BURST, timeLimitMs: TIME_LIMIT_MS, namePrefix: `sim-${short}`, adminKubeconfig: '/root/admin.conf', discoveryUrl, pin, outDir: OUT_DIR };
     const r = await sim!.exec(['node', '--import', 'tsx', join(REPO_ROOT, 'bench', 'scale-sim.ts')], { cwd: REPO_ROOT, env: { SCALE_SIM: JSON.stringify(settings), TSX_DISABLE_CACHE: '1' }, timeoutMs: TIME_LIMIT_MS + 600_000 });
     process.stdout.write(r.stderr);
     if (r.code !== 0) throw new Error(`the driver exited ${r.code}`);
@@ -115,6 +120,8 @@ async function runSide(side: Side): Promise<SideResult> {
 }
 
 execFileSync('bash', [join(REPO_ROOT, 'test', 'bed', 'build-kwok.sh')], { stdio: 'inherit' });
+mkdirSync(OUT_DIR, { recursive: true });
+console.log(`driver progress and per-node results: ${OUT_DIR}/<side>.log, <side>.json`);
 const kubeception = await runSide('kubeception');
 const kubeadm = await runSide('kubeadm');
 printReport(kubeception, kubeadm, { nodes: NODES, burst: BURST });
