@@ -28,7 +28,7 @@ export async function startKwok(host: Host, kubeconfig: string): Promise<void> {
   const stages = STAGES.map((s) => readFileSync(join(DIR, 'src', 'kustomize', 'stage', `${s}.yaml`), 'utf8').trim());
   await host.writeFile('/root/kwok.yaml', `${stages.join('\n---\n')}\n`);
   await host.execOk([
-    'systemd-run', '--unit=kc-kwok', '--property=LimitNOFILE=65536', join(DIR, 'bin', 'kwok'),
+    'systemd-run', '--unit=kc-kwok', '--property=LimitNOFILE=65536', '--setenv=HOME=/root', join(DIR, 'bin', 'kwok'),
     '--kubeconfig', kubeconfig, '--config', '/root/kwok.yaml', '--manage-nodes-with-annotation-selector', `${KWOK_ANNOTATION}=fake`,
     '--node-ip', host.ip, '--cidr', POD_CIDR, '--node-lease-duration-seconds', '40',
   ]);

@@ -15,7 +15,7 @@ export interface Rss {
 }
 
 /** Wall time (ms) and exit code of a read-only command on the control plane; undefined: the side has none. */
-export type Timed = { ms: number; code: number } | undefined;
+export type Timed = { ms: number; code: number; tail?: string } | undefined;
 
 export interface SideResult {
   side: Side;

@@ -57,16 +57,21 @@ async function rss(cp: Host): Promise<Rss> {
   return { apiserverMiB: a.mib, apiservers: a.count, etcdMiB: e.mib, etcds: e.count };
 }
 
-async function timed(fn: () => Promise<{ code: number }>): Promise<Timed> {
+/** Wall time of `fn`; a failed command's last output lines are kept (and printed). */
+async function timed(what: string, fn: () => Promise<{ code: number; stdout: string; stderr: string }>): Promise<Timed> {
   const t0 = Date.now();
   const r = await fn();
-  return { ms: Date.now() - t0, code: r.code };
+  const ms = Date.now() - t0;
+  if (r.code === 0) return { ms, code: 0 };
+  const tail = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-8).join('\n');
+  console.log(`  ${what} exited ${r.code} after ${(ms / 1000).toFixed(2)} s:\n${tail.replace(/^/gm, '    ')}`);
+  return { ms, code: r.code, tail };
 }
 
 /** `status` and `upgrade plan` on `cp`, one after the other. */
 async function tools(cp: Host, side: Side): Promise<{ status: Timed; plan: Timed }> {
-  if (side === 'kubeadm') return { status: undefined, plan: await timed(() => cp.exec(['kubeadm', 'upgrade', 'plan', K8S_VERSION, '--ignore-preflight-errors=all'], { timeoutMs: 600_000 })) };
-  return { status: await timed(() => kc(cp, ['status'], { timeoutMs: 600_000 })), plan: await timed(() => kc(cp, ['upgrade', 'plan'], { timeoutMs: 600_000 })) };
+  if (side === 'kubeadm') return { status: undefined, plan: await timed('kubeadm upgrade plan', () => cp.exec(['kubeadm', 'upgrade', 'plan', K8S_VERSION, '--ignore-preflight-errors=all'], { timeoutMs: 600_000 })) };
+  return { status: await timed('kubeception status', () => kc(cp, ['status'], { timeoutMs: 600_000 })), plan: await timed('kubeception upgrade plan', () => kc(cp, ['upgrade', 'plan'], { timeoutMs: 600_000 })) };
 }
 
 /** A control plane of `side` on `cp`, settled. @returns the discovery URL and CA pin the nodes use. */
