@@ -38,6 +38,10 @@ export function figures(r: SideResult) {
   const joinReady = ok.map((n) => (n.readyAt! - n.startAt) / 1000);
   const approve = r.sim.nodes.filter((n) => n.csrApprovedAt !== undefined && n.csrCreatedAt !== undefined).map((n) => (n.csrApprovedAt! - n.csrCreatedAt!) / 1000);
   const certified = r.sim.nodes.filter((n) => !n.error).map((n) => (n.certifiedMs - n.postedMs) / 1000);
+  // While CSRs queue (the next one was created before the previous approval), the gap between two
+  // approvals is one decision's service time.
+  const byApproval = r.sim.nodes.filter((n) => n.csrApprovedAt !== undefined && n.csrCreatedAt !== undefined).sort((x, y) => x.csrApprovedAt! - y.csrApprovedAt!);
+  const gaps = byApproval.slice(1).flatMap((n, i) => (n.csrCreatedAt! <= byApproval[i]!.csrApprovedAt! ? [n.csrApprovedAt! - byApproval[i]!.csrApprovedAt!] : []));
   const approvers = new Map<string, number>();
   for (const n of r.sim.nodes) if (n.approvedBy) approvers.set(n.approvedBy, (approvers.get(n.approvedBy) ?? 0) + 1);
   return {
@@ -51,6 +55,7 @@ export function figures(r: SideResult) {
     approveP99: quantile(approve, 0.99),
     certP50: quantile(certified, 0.5),
     certP99: quantile(certified, 0.99),
+    queuedGapMsP50: quantile(gaps, 0.5),
     approvers: [...approvers].map(([k, v]) => `${k} ×${v}`).join(', '),
     firstError: r.sim.nodes.find((n) => n.error)?.error,
   };
@@ -74,6 +79,7 @@ export function printReport(kc: SideResult, adm: SideResult, settings: { nodes: 
     ['CSR created → Approved p99 (s)', f(a.approveP99), f(b.approveP99), ratio(a.approveP99, b.approveP99)],
     ['CSR posted → certificate read p50 (s)', f(a.certP50), f(b.certP50), ratio(a.certP50, b.certP50)],
     ['CSR posted → certificate read p99 (s)', f(a.certP99), f(b.certP99), ratio(a.certP99, b.certP99)],
+    ['approval gap while CSRs queue, p50 (ms)', f(a.queuedGapMsP50, 0), f(b.queuedGapMsP50, 0), ratio(a.queuedGapMsP50, b.queuedGapMsP50)],
     ['kube-apiserver RSS at 0 nodes (MiB)', f(kc.rss.before.apiserverMiB, 0), f(adm.rss.before.apiserverMiB, 0), ratio(kc.rss.before.apiserverMiB, adm.rss.before.apiserverMiB)],
     [`kube-apiserver RSS at ${settings.nodes} nodes (MiB)`, f(kc.rss.after.apiserverMiB, 0), f(adm.rss.after.apiserverMiB, 0), ratio(kc.rss.after.apiserverMiB, adm.rss.after.apiserverMiB)],
     ['etcd RSS at 0 nodes (MiB)', f(kc.rss.before.etcdMiB, 0), f(adm.rss.before.etcdMiB, 0), ratio(kc.rss.before.etcdMiB, adm.rss.before.etcdMiB)],

@@ -35,6 +35,7 @@ test('figures: throughput counts Ready nodes only; latencies skip failed joins a
   assert.equal(f.approveP50, 0.5);
   assert.equal(f.approveP99, 2);
   assert.equal(f.approvers, 'KubeceptionAutoApproved ×2');
+  assert.equal(f.queuedGapMsP50, 1_500); // b was created (100) before a's approval (600): one decision's gap
   assert.equal(f.firstError, 'denied');
 });
 
