@@ -120,10 +120,11 @@ function observe(api: Cluster, t0: number, awaited: Map<string, SimNode>) {
     }
   };
   const nodes = api.watch<NodeObj>({ apiVersion: 'v1', kind: 'Node', path: '/api/v1/nodes' }, scan(readyScan), { log });
-  return { csrSeen, readyScan, synced: () => csrs.synced() && nodes.synced(), stop: () => {
-      csrs.stop();
-      nodes.stop();
-    } };
+  const stop = () => {
+    csrs.stop();
+    nodes.stop();
+  };
+  return { csrSeen, readyScan, synced: () => csrs.synced() && nodes.synced(), stop };
 }
 
 /** Creates `count` tokens (Secrets at once; on kubeception then the token index once). @returns the tokens. */
@@ -153,7 +154,10 @@ async function main(s: SimSettings): Promise<SimResult> {
   const deadline = t0 + s.timeLimitMs;
   const awaited = new Map<string, SimNode>();
   const watch = observe(api, t0, awaited);
-  while (!watch.synced()) await sleep(100);
+  for (let i = 0; !watch.synced(); i++) {
+    if (i > 600) throw new Error('the CSR and Node watches did not sync within 60 s');
+    await sleep(100);
+  }
   const discoveryGate = gate(16);
   const all: SimNode[] = [];
   const bursts: SimResult['bursts'] = [];
