@@ -7,7 +7,7 @@
 import { ExitCode, HostStateError } from '../errors.ts';
 import { RealFiles } from '../host/files.ts';
 import { loadConfig } from '../config/load.ts';
-import { cluster } from '../k8s/apiserver.ts';
+import { cluster, kubeconfigFileCluster } from '../k8s/apiserver.ts';
 import type { Cluster, KubernetesObject } from '../k8s/client.ts';
 import { DEFAULT_PLAN_NAME, NODE_UPGRADE_API_VERSION, NODE_UPGRADE_KIND, PLAN_DEFAULTS, type NodeUpgradePlan } from '../node-upgrade/types.ts';
 import type { CliIO } from '../cli-io.ts';
@@ -31,13 +31,7 @@ export function formatPlanStatus(p: NodeUpgradePlan): string {
 }
 
 async function api(args: Args, io: Pick<CliIO, 'cwd'>, packageDir: string): Promise<Cluster> {
-  if (typeof args.kubeconfig === 'string') {
-    const files = new RealFiles();
-    const text = await files.read(args.kubeconfig);
-    if (!text) throw new HostStateError('kubeconfig-missing', { what: `--kubeconfig ${args.kubeconfig}`, why: 'the file does not exist or is empty', fix: 'pass a kubeconfig that may read and patch NodeUpgradePlans (e.g. admin.conf)' });
-    const { Cluster } = await import('../k8s/client.ts');
-    return new Cluster(text, args.kubeconfig);
-  }
+  if (typeof args.kubeconfig === 'string') return kubeconfigFileCluster(new RealFiles(), args.kubeconfig, 'read and patch NodeUpgradePlans');
   const { config } = await loadConfig({ packageDir, cwd: io.cwd, configFile: args.config as string | undefined, distro: args.distro as string | undefined });
   return cluster({ files: new RealFiles(), config }, 'final');
 }
@@ -54,7 +48,7 @@ export async function nodeUpgradeCommand(sub: 'status' | 'pause' | 'resume', arg
     io.stdout(args.output === 'json' ? `${JSON.stringify({ apiVersion: plan.apiVersion, kind: plan.kind, metadata: { name }, spec: plan.spec, status: plan.status ?? {} })}\n` : formatPlanStatus(plan));
     return plan.status?.phase === 'Failed' ? ExitCode.stepFailed : ExitCode.ok;
   }
-  await c.mergePatch(ref, { spec: { paused: sub === 'pause' } });
+  await c.patch(ref, { spec: { paused: sub === 'pause' } }, 'merge');
   io.stdout(`NodeUpgradePlan ${name} ${sub === 'pause' ? 'paused: the controller changes nothing until `kubeception upgrade resume`' : 'resumed'}\n`);
   return ExitCode.ok;
 }

@@ -52,6 +52,19 @@ export async function cluster(ctx: Pick<Context, 'files' | 'config'> & Partial<P
 }
 
 /**
+ * A client from a kubeconfig file the operator named (`--kubeconfig FILE`), used as it is (its own
+ * server and credentials). Reads the file only.
+ * @param may what its credentials must be allowed to do, for the error's fix (e.g. "evict pods and patch Nodes").
+ * @throws HostStateError `kubeconfig-missing` naming the flag when the file is absent or empty.
+ */
+export async function kubeconfigFileCluster(files: Pick<Context['files'], 'read'>, path: string, may: string): Promise<Cluster> {
+  const text = await files.read(path);
+  if (!text) throw new HostStateError('kubeconfig-missing', { what: `--kubeconfig ${path}`, why: 'the file does not exist or is empty', fix: `pass a kubeconfig allowed to ${may} (e.g. a copy of admin.conf)` });
+  const { Cluster } = await import('./client.ts');
+  return new Cluster(text, path);
+}
+
+/**
  * A client through the cluster's stable address — `controlPlaneEndpoint` (or this node's final
  * apiserver when none is set) — with admin credentials: for a joining control-plane node, whose own
  * apiserver starts only after it is labelled.

@@ -67,6 +67,10 @@ function poolFor(key: string): { agent?: HttpsAgent } {
 
 const refOf = (o: k8s.KubernetesObject) => `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
 
+/** `Cluster.patch`'s kinds: strategic merge (built-in kinds) or JSON merge patch (custom resources). */
+export type PatchKind = 'strategic' | 'merge';
+const PATCH_STRATEGY = { strategic: k8s.PatchStrategy.StrategicMergePatch, merge: k8s.PatchStrategy.MergePatch } as const;
+
 /** A connection to one apiserver, from a kubeconfig's text. */
 export class Cluster {
   protected readonly api: k8s.KubernetesObjectApi;
@@ -196,23 +200,14 @@ export class Cluster {
     }
   }
 
-  /** Strategic-merge patch (merges lists such as `spec.taints` by key). */
-  async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {
-    try {
-      return await this.retrying(() => this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, undefined, FIELD_MANAGER, undefined, k8s.PatchStrategy.StrategicMergePatch));
-    } catch (err) {
-      throw apiError(`patch ${refOf(ref)}`, err, this.server);
-    }
-  }
-
   /**
-   * JSON merge patch (RFC 7386): what a custom resource takes (it has no strategic merge). A `null`
-   * value removes a field.
+   * Strategic-merge patch (merges lists such as `spec.taints` by key); `'merge'`: a JSON merge patch
+   * (RFC 7386), what a custom resource takes (it has no strategic merge). A `null` value removes a field.
    * @throws KubeceptionError `apiserver-request` (404 included).
    */
-  async mergePatch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {
+  async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>, strategy: PatchKind = 'strategic'): Promise<k8s.KubernetesObject> {
     try {
-      return await this.retrying(() => this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, undefined, FIELD_MANAGER, undefined, k8s.PatchStrategy.MergePatch));
+      return await this.retrying(() => this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, undefined, FIELD_MANAGER, undefined, PATCH_STRATEGY[strategy]));
     } catch (err) {
       throw apiError(`patch ${refOf(ref)}`, err, this.server);
     }
@@ -453,7 +448,7 @@ export class DryRunCluster extends Cluster {
     return { changed: true, after };
   }
 
-  override async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>): Promise<k8s.KubernetesObject> {
+  override async patch(ref: k8s.KubernetesObject, patch: Record<string, unknown>, strategy: PatchKind = 'strategic'): Promise<k8s.KubernetesObject> {
     if (!this.online) {
       this.record('patch', ref);
       return { ...ref };
@@ -461,7 +456,7 @@ export class DryRunCluster extends Cluster {
     const before = await this.read(ref as Parameters<Cluster['read']>[0]);
     let after: k8s.KubernetesObject;
     try {
-      after = await this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, 'All', FIELD_MANAGER, undefined, k8s.PatchStrategy.StrategicMergePatch);
+      after = await this.api.patch({ ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { ...(patch.metadata as object), name: ref.metadata?.name, namespace: ref.metadata?.namespace } }, undefined, 'All', FIELD_MANAGER, undefined, PATCH_STRATEGY[strategy]);
     } catch (err) {
       throw apiError(`patch (dry run) ${refOf(ref)}`, err, this.server);
     }
@@ -484,11 +479,6 @@ export class DryRunCluster extends Cluster {
   override async replace(obj: k8s.KubernetesObject): Promise<boolean> {
     this.record('update', obj);
     return true;
-  }
-
-  override async mergePatch(ref: k8s.KubernetesObject): Promise<k8s.KubernetesObject> {
-    this.record('patch', ref);
-    return { ...ref };
   }
 
   override async replaceStatus(obj: k8s.KubernetesObject): Promise<boolean> {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { HostStateError, PreflightError, TimeoutError } from '../../errors.ts';
 import type { Cluster, V1Node, V1Pod } from '../../k8s/client.ts';
 import { kubeconfigPaths } from '../../k8s/endpoints.ts';
-import { cluster } from '../../k8s/apiserver.ts';
+import { cluster, kubeconfigFileCluster } from '../../k8s/apiserver.ts';
 import { pollUntil } from '../../util/poll.ts';
 import { parseVersion, compareVersions } from '../../upgrade/skew.ts';
 import { restartKubelet, writeKubeletFiles } from '../bootstrap/kubelet.ts';
@@ -29,12 +29,7 @@ export const DRAINED_ANNOTATION = 'kubeception.io/upgrade-drained';
 
 /** The API client `upgrade node` uses: `--kubeconfig`, else admin.conf on a control-plane node. */
 async function nodeApi(ctx: UpgradeNodeContext): Promise<Cluster> {
-  if (ctx.options.kubeconfig) {
-    const text = await ctx.files.read(ctx.options.kubeconfig);
-    if (!text) throw new HostStateError('kubeconfig-missing', { what: `--kubeconfig ${ctx.options.kubeconfig}`, why: 'the file does not exist or is empty', fix: 'pass a kubeconfig allowed to evict pods and patch Nodes (e.g. a copy of admin.conf)' });
-    const { Cluster } = await import('../../k8s/client.ts');
-    return new Cluster(text, ctx.options.kubeconfig);
-  }
+  if (ctx.options.kubeconfig) return kubeconfigFileCluster(ctx.files, ctx.options.kubeconfig, 'evict pods and patch Nodes');
   if (await ctx.files.exists(kubeconfigPaths(ctx.config).admin)) return cluster(ctx, 'final');
   throw new HostStateError('kubeconfig-missing', {
     what: 'upgrade node',
