@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { bootHost, type Host, REPO_ROOT } from '../test/bed/bed.ts';
 import { importKubeceptionImage } from '../test/bed/kubeception-image.ts';
 import { kc, writeConfig } from '../test/helpers/bed-cli.ts';
+import { quantile } from './scale-report.ts';
 
 const prefix = process.env.BENCH_PREFIX ?? 'bench';
 const OBJECTS = Number(process.env.SNAPSHOT_OBJECTS ?? 10_000);
@@ -25,10 +26,6 @@ const ADMIN = '/etc/kubernetes/admin.conf';
 const PKI = '/etc/kubernetes/pki/etcd';
 const s = (ms: number) => (ms / 1000).toFixed(2);
 const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
-const median = (xs: number[]) => {
-  const v = [...xs].sort((a, b) => a - b);
-  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
-};
 
 /** Creates `n` ConfigMaps `bench-<i>` in namespace `bench` (512 bytes of data each), `CHUNK` per `kubectl create`. */
 async function fill(host: Host, n: number): Promise<number> {
@@ -82,7 +79,7 @@ try {
     rows.push({ save: save.ms, testRestore: m.verify.durationMs, verify: verify.ms, etcdctl: peer.ms, bytes: m.parts.db.bytes, pki: m.parts.pki.bytes, keys: m.verify.keyCount, etcdctlBytes: size });
     console.log(`round ${i + 1}: save ${s(save.ms)} s (test restore ${s(m.verify.durationMs)} s), verify ${s(verify.ms)} s, etcdctl snapshot save ${s(peer.ms)} s; db ${mb(m.parts.db.bytes)}, pki part ${m.parts.pki.bytes} B, ${m.verify.keyCount} keys; etcdctl's file ${mb(size)}`);
   }
-  const med = (k: keyof (typeof rows)[number]) => median(rows.map((r) => r[k]));
+  const med = (k: keyof (typeof rows)[number]) => quantile(rows.map((r) => r[k]), 0.5);
   console.log(`\netcd snapshot of a cluster with ${OBJECTS} ConfigMaps (512 B each), ${ROUNDS} interleaved rounds on one bed host (2 cores), medians`);
   console.log(`  kubeception etcd snapshot save (with its test restore)   ${s(med('save'))} s   (test restore ${s(med('testRestore'))} s of it)`);
   console.log(`  kubeception etcd snapshot verify                         ${s(med('verify'))} s`);
