@@ -11,10 +11,14 @@
  * controller deletes the only apiserver and then needs that apiserver to create its replacement;
  * the only scheduler's replacement has no scheduler to place it; the only controller-manager may
  * exit before its ReplicaSet controller creates the new pod. Pods declare no `ports`, so the
- * scheduler's host-port check does not block the surge pod. Caveats, both for the seconds a surge
- * lasts: the kernel spreads connections over both instances, so a new apiserver that is still
- * starting answers some requests (403/503; clients retry), and probes cannot tell the instances
- * apart, so a broken new pod may pass for ready; recovery from a bad image is re-running the bootstrap.
+ * scheduler's host-port check does not block the surge pod. While a surge lasts the kernel spreads
+ * connections over both instances: a new apiserver that is still starting answers some requests
+ * (403/503; clients retry), and some of the kubelet's probes of the new pod reach the old instance.
+ * So readiness fails on the first failed probe (./common.ts `httpsProbe`) and the apiserver needs
+ * `minReadySeconds` of answered probes in a row: a new instance that listens but is not ready, or
+ * never becomes ready, fails some of them and keeps the old one serving. Caveat: a new instance
+ * that never even binds the port within `minReadySeconds` passes for ready (every probe reaches the
+ * old one); kube-apiserver binds it in its first seconds, before it opens storage.
  *
  * The final apiserver keeps the default endpoint reconciler (lease) and owns the `kubernetes`
  * Service's endpoints.

@@ -9,6 +9,7 @@ import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { assertSameTree, E2E_PREFIX, kc, snapshot, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 import { assertBootstrapped, assertSameState, hostState } from '../helpers/converged.ts';
 import { startProber } from '../helpers/prober.ts';
+import { APISERVER_MIN_READY_SECONDS } from '../../manifests/self-hosted.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
 const kubectl = (host: Host, ...args: string[]) => host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
@@ -254,6 +255,49 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
       const ready = pods.length === 1 && pods[0].status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
       return ready && pods[0].spec.containers[0].command.includes('--event-ttl=2h') ? true : undefined;
     }, 120_000);
+  });
+
+  // A new kube-apiserver binds the shared port in its first seconds (before it opens storage) and
+  // serves only once started: on a loaded host that is tens of seconds in which the kernel queues
+  // half of all new connections — the kubelet's probes of the new pod included — to an instance that
+  // does not answer. SIGSTOP holds the surge instance in that state for 2.5 × minReadySeconds.
+  test('a surge kube-apiserver that has bound the port but does not answer (SIGSTOP) never replaces the serving one; resumed, the roll completes (100 ms /readyz prober: gap ≤ 2 s)', async () => {
+    const dsPods = async () => ((await json(host, '-n', 'kube-system', 'get', 'pods', '-l', 'component=kube-apiserver')).items as any[]).filter((p) => p.metadata.ownerReferences?.[0]?.kind === 'DaemonSet');
+    const line = (ps: any[]) => ps.map((p) => `${p.metadata.name}${p.metadata.deletionTimestamp ? ' (terminating)' : ''} ready=${p.status.conditions?.find((c: any) => c.type === 'Ready')?.status}`).join(', ');
+    const serving = await dsPods();
+    assert.equal(serving.length, 1, line(serving));
+    const pids = async () => (await host.exec(['pgrep', '-x', 'kube-apiserver'])).stdout.split(/\s+/).filter(Boolean);
+    const before = await pids();
+    await kubectl(host, '-n', 'kube-system', 'rollout', 'restart', 'daemonset/kube-apiserver');
+    let stopped: string | undefined;
+    let held: any[] = [];
+    try {
+      stopped = await eventually('the surge kube-apiserver listens on 6443', async () => {
+        const fresh = (await pids()).filter((p) => !before.includes(p));
+        const ss = fresh.length === 1 ? (await host.exec(['ss', '-Hltnp', 'sport = :6443'])).stdout : '';
+        return ss.includes(`pid=${fresh[0]},`) ? fresh[0] : undefined;
+      }, 120_000);
+      await host.execOk(['kill', '-STOP', stopped]);
+      const heldUntil = Date.now() + APISERVER_MIN_READY_SECONDS * 2_500;
+      while (Date.now() < heldUntil) {
+        held = await dsPods().catch(() => held);
+        assert.ok(held.some((p) => p.metadata.uid === serving[0].metadata.uid && !p.metadata.deletionTimestamp), `the serving pod was removed while the new instance did not answer: ${line(held)}`);
+        await sleep(2_000);
+      }
+    } finally {
+      if (stopped) await host.exec(['kill', '-CONT', stopped]);
+    }
+    console.log(`held ${APISERVER_MIN_READY_SECONDS * 2.5} s with the surge instance stopped: ${line(held)}`);
+    const prober = await startProber(host, `https://${host.ip}:6443/readyz`);
+    const t0 = Date.now();
+    await eventually('the roll completes: one DaemonSet pod, the new one, Ready', async () => {
+      const ps = await dsPods();
+      return ps.length === 1 && ps[0].metadata.uid !== serving[0].metadata.uid && ps[0].status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+    }, 240_000);
+    await sleep(3_000);
+    const gap = await prober.stop();
+    console.log(`resumed: roll done in ${((Date.now() - t0) / 1000).toFixed(1)} s; longest /readyz gap ${gap.gapMs} ms (${gap.failed}/${gap.total} probes failed${gap.gapAnswers ? `: ${gap.gapAnswers}` : ''}${gap.gapChecks ? `; ${gap.gapChecks}` : ''})`);
+    assert.ok(gap.gapMs <= 2_000, `API gap ${gap.gapMs} ms (${gap.gapAnswers} ${gap.gapChecks ?? ''})`);
   });
 });
 

@@ -145,7 +145,7 @@ describe('hardening: audit log, encryption at rest, Pod Security Admission', { t
     const gap = await prober.stop();
     assert.equal(r.code, 0, `${r.stderr.slice(-3000)}\n${r.stdout.slice(-3000)}`);
     const phases = r.events.filter((e) => e.event === 'rotate-phase');
-    console.log(`rotate-key: ${((Date.now() - t) / 1000).toFixed(1)} s (${phases.map((e) => `${e.phase} ${(e.ms / 1000).toFixed(1)} s`).join(', ')}); /readyz longest gap ${gap.gapMs} ms (${gap.failed} of ${gap.total} probes failed${gap.gapAnswers ? `: ${gap.gapAnswers}` : ''})`);
+    console.log(`rotate-key: ${((Date.now() - t) / 1000).toFixed(1)} s (${phases.map((e) => `${e.phase} ${(e.ms / 1000).toFixed(1)} s`).join(', ')}); /readyz longest gap ${gap.gapMs} ms (${gap.failed} of ${gap.total} probes failed${gap.gapAnswers ? `: ${gap.gapAnswers}` : ''}${gap.gapChecks ? `; failed checks ${gap.gapChecks}` : ''})`);
     assert.deepEqual(phases.map((e) => e.phase), ['resume', 'add', 'promote', 'rewrite', 'drop']);
     const file = await cp.readFile(KEY_FILE);
     assert.deepEqual([...file.matchAll(/name: (key-\d+)/g)].map((m) => m[1]), ['key-2']);

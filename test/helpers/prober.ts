@@ -10,7 +10,11 @@ const ca = fs.readFileSync(process.argv[2]), stop = process.argv[3], out = [];
 const iv = setInterval(() => {
   if (fs.existsSync(stop)) { clearInterval(iv); setTimeout(() => { process.stdout.write(JSON.stringify(out)); process.exit(0); }, 1500); return; }
   const t = Date.now();
-  const req = https.get(process.argv[1], { ca, agent: false, timeout: 1000 }, (r) => { r.resume(); out.push([t, r.statusCode]); });
+  const req = https.get(process.argv[1], { ca, agent: false, timeout: 1000 }, (r) => {
+    if (r.statusCode === 200) { r.resume(); out.push([t, 200]); return; }
+    let body = ''; r.setEncoding('utf8'); r.on('data', (d) => { body += d; });
+    r.on('end', () => out.push([t, r.statusCode, body.split('\\n').filter((l) => l.startsWith('[-]')).map((l) => l.slice(3).split(' ')[0]).join(',')]));
+  });
   req.on('timeout', () => req.destroy()); req.on('error', () => out.push([t, 0]));
 }, 100);`;
 
@@ -22,12 +26,17 @@ export interface Gap {
   /** When the longest gap began (ISO time, the host's clock), and the answers seen in it (`status×count`, 0 = none). */
   gapStart?: string;
   gapAnswers?: string;
+  /** The failed `/readyz` checks the non-200 answers in the longest gap named (`check×count`), when any did. */
+  gapChecks?: string;
   /** Every probe: `[startMs, status]` (0 = no answer), from `startProber`. */
   samples?: [number, number][];
 }
 
-/** The longest stretch without a 200 in `samples` (`[startMs, status]`, status 0 = no answer). */
-export function longestGap(samples: [number, number][]): Gap {
+/**
+ * The longest stretch without a 200 in `samples` (`[startMs, status, failedChecks?]`, status 0 = no
+ * answer; failedChecks: the comma-separated `[-]` check names of a non-200 `/readyz` body).
+ */
+export function longestGap(samples: [number, number, string?][]): Gap {
   const s = [...samples].sort((a, b) => a[0] - b[0]);
   let gap = 0;
   let at: [number, number] | undefined; // the longest gap's [start, end]
@@ -47,6 +56,9 @@ export function longestGap(samples: [number, number][]): Gap {
     for (const [t, code] of s) if (t >= at[0] && t < at[1]) counts.set(code, (counts.get(code) ?? 0) + 1);
     result.gapStart = new Date(at[0]).toISOString();
     result.gapAnswers = [...counts].map(([c, n]) => `${c}×${n}`).join(' ');
+    const checks = new Map<string, number>();
+    for (const [t, , failed] of s) if (t >= at[0] && t < at[1] && failed) for (const c of failed.split(',')) checks.set(c, (checks.get(c) ?? 0) + 1);
+    if (checks.size) result.gapChecks = [...checks].map(([c, n]) => `${c}×${n}`).join(' ');
   }
   return result;
 }
@@ -64,8 +76,8 @@ export async function startProber(host: Host, url: string, caPath = '/etc/kubern
       const r = await run;
       await host.exec(['rm', '-f', flag]);
       if (r.code !== 0) throw new Error(`prober in ${host.name} exited ${r.code}: ${r.stderr.slice(-500)}`);
-      const samples = JSON.parse(r.stdout) as [number, number][];
-      return { ...longestGap(samples), samples };
+      const samples = JSON.parse(r.stdout) as [number, number, string?][];
+      return { ...longestGap(samples), samples: samples.map(([t, c]) => [t, c]) };
     },
   };
 }

@@ -17,3 +17,11 @@ test('longestGap: a gap still open at the end counts to the last probe; no failu
   assert.equal(none.gapMs, 0);
   assert.equal(none.gapStart, undefined);
 });
+
+test('longestGap: the failed /readyz checks named by the answers in the longest gap only', () => {
+  const g = longestGap([[0, 500, 'etcd'], [100, 200], [200, 500, 'etcd,informer-sync'], [300, 0], [400, 500, 'informer-sync'], [500, 403, ''], [600, 200]]);
+  assert.equal(g.gapMs, 400);
+  assert.equal(g.gapChecks, 'etcd×1 informer-sync×2');
+  assert.equal(g.gapAnswers, '500×2 0×1 403×1');
+  assert.equal(longestGap([[0, 200], [100, 0], [200, 200]]).gapChecks, undefined);
+});
