@@ -278,16 +278,28 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
         return ss.includes(`pid=${fresh[0]},`) ? fresh[0] : undefined;
       }, 120_000);
       await host.execOk(['kill', '-STOP', stopped]);
-      const heldUntil = Date.now() + APISERVER_MIN_READY_SECONDS * 2_500;
-      while (Date.now() < heldUntil) {
-        held = await dsPods().catch(() => held);
-        assert.ok(held.some((p) => p.metadata.uid === serving[0].metadata.uid && !p.metadata.deletionTimestamp), `the serving pod was removed while the new instance did not answer: ${line(held)}`);
-        await sleep(2_000);
+      // Each new connection reaches the stopped instance half the time, so each read is one request
+      // (`get --raw`, no discovery) given 3 s; unanswered ones are skipped. Held at least 2.5 ×
+      // minReadySeconds, and until a read answered after 2 × minReadySeconds has seen the serving pod.
+      const stoppedAt = Date.now();
+      const minReadyMs = APISERVER_MIN_READY_SECONDS * 1_000;
+      let answeredAt = 0;
+      let tries = 0;
+      while (Date.now() < stoppedAt + minReadyMs * 2.5 || (answeredAt < stoppedAt + minReadyMs * 2 && Date.now() < stoppedAt + minReadyMs * 4)) {
+        tries++;
+        const r = await host.exec(['kubectl', `--kubeconfig=${ADMIN}`, '--request-timeout=3s', 'get', '--raw', '/api/v1/namespaces/kube-system/pods?labelSelector=component%3Dkube-apiserver'], { timeoutMs: 20_000 });
+        if (r.code === 0) {
+          answeredAt = Date.now();
+          held = (JSON.parse(r.stdout).items as any[]).filter((p) => p.metadata.ownerReferences?.[0]?.kind === 'DaemonSet');
+          assert.ok(held.some((p) => p.metadata.uid === serving[0].metadata.uid && !p.metadata.deletionTimestamp), `the serving pod was removed ${((answeredAt - stoppedAt) / 1000).toFixed(0)} s after the new instance stopped answering: ${line(held)}`);
+        }
+        await sleep(1_000);
       }
+      assert.ok(answeredAt >= stoppedAt + minReadyMs * 2, `no read was answered after 2 × minReadySeconds (${tries} tries)`);
     } finally {
       if (stopped) await host.exec(['kill', '-CONT', stopped]);
     }
-    console.log(`held ${APISERVER_MIN_READY_SECONDS * 2.5} s with the surge instance stopped: ${line(held)}`);
+    console.log(`held the surge instance stopped, the serving pod still there: ${line(held)}`);
     const prober = await startProber(host, `https://${host.ip}:6443/readyz`);
     const t0 = Date.now();
     await eventually('the roll completes: one DaemonSet pod, the new one, Ready', async () => {
