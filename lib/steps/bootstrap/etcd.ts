@@ -3,7 +3,7 @@
  * refuse foreign), enable and start the unit through systemd, and wait until etcd answers healthy
  * over TLS with the healthcheck client certificate.
  *
- * Host effects: `<dataDir>` created 0700 owned by the distro's etcd user (with the owner marker,
+ * Host effects: the node record (lib/host/node-record.ts: this node's distro); `<dataDir>` created 0700 owned by the distro's etcd user (with the owner marker,
  * 0600; a symlinked data dir, or one below a directory the etcd user may write above its parent, is
  * refused first: HostStateError `etcd-data-dir-symlink` / `etcd-data-dir-parent`, exit 2); the unit's
  * drop-in `<systemdDir>/<etcd unit>.d/20-kubeception.conf` (0644, names no secret: `LoadCredential=` of
@@ -25,6 +25,7 @@ import type { EtcdState } from '../contexts.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
 import { crashPoint } from '../../engine/crash.ts';
 import { clearPending, isPending, writeThenPending } from '../../host/pending.ts';
+import { writeNodeRecord } from '../../host/node-record.ts';
 
 
 /** SPKI hash of the etcd CA, or undefined if it does not exist yet. */
@@ -101,6 +102,8 @@ export async function ensureEtcd(ctx: Context<object, EtcdState>, membership?: E
   const state = await etcdDataDirState(ctx);
   if (state.kind === 'foreign') throw foreignDataDirError(dataDir, state.why);
   const changes: string[] = [];
+  // The node record first: the preflight check NodeConfiguration refuses another distro from now on.
+  if (await writeNodeRecord(files, config)) changes.push('node record written');
   const existed = await files.exists(dataDir);
   if (await files.mkdir(dataDir, 0o700, config.distro.etcdUser)) changes.push(existed ? `data dir given to ${config.distro.etcdUser}` : 'data dir created');
   const repaired = await repairDataDirOwnership(dataDir, config.distro.etcdUser, { dryRun: ctx.dryRun });

@@ -15,6 +15,7 @@ import { pollUntil } from '../../util/poll.ts';
 import { removalScript } from '../../reset/netfilter.ts';
 import { RECOVERY_UNIT, SNAPSHOT_SERVICE, SNAPSHOT_TIMER } from '../../reset/owned.ts';
 import { OWNED_MANIFEST, parseOwnedManifest } from '../../host/owned-manifest.ts';
+import { NODE_RECORD, removeNodeRecord } from '../../host/node-record.ts';
 import { chainOwnership, RESET_FACTS, RESET_JOURNAL, resetFacts } from '../../reset/ownership.ts';
 import { files, iptablesDumps, links, mounts, netns, nftTableIsOurs } from '../../reset/cluster-state.ts';
 import { CATEGORIES, containers, residueCount, residueReport, routes } from '../../reset/residue.ts';
@@ -97,7 +98,8 @@ export async function unmount(ctx: ResetContext): Promise<StepOutcome> {
 
 /**
  * `remove-files`: the files and trees proven this cluster's (lib/reset/ownership.ts), its etcd
- * environment file, the etcd data (unless kept); recorded directories once empty; then the ownership
+ * environment file, the etcd data (unless kept), the node record (lib/host/node-record.ts; kept, with a
+ * warning, when this reset ran with another distro than it names); recorded directories once empty; then the ownership
  * manifest and the reset journal once nothing they name is left. Trees are removed without
  * following symlinks and without entering any mount point (HostFiles.removeTree).
  */
@@ -123,6 +125,11 @@ export async function removeFiles(ctx: ResetContext): Promise<StepOutcome> {
   const dirs = [...new Set([...f.dirs, join(ctx.config.certificatesDir, 'etcd'), ctx.config.certificatesDir])].sort((a, b) => b.length - a.length);
   for (const dir of dirs)
     if ((await ctx.files.exists(dir)) && (await ctx.files.list(dir)).length === 0 && !mountPoints.has(dir)) await ctx.sh.exec(['rmdir', dir], { allowFail: true });
+  // The node record (its distro) goes with the etcd environment: a reset node may be set up with another
+  // distro. Kept when this reset ran with another distro than the node's: it looked at the wrong paths.
+  const record = await removeNodeRecord(ctx.files, ctx.config);
+  if (typeof record === 'string') ctx.log.warn(record);
+  else if (record) changed.push(NODE_RECORD);
   const left = [...(parseOwnedManifest(await ctx.files.read(OWNED_MANIFEST)) ?? new Map()).keys()];
   const still = await Promise.all(left.map((p) => ctx.files.exists(p)));
   if (!still.some(Boolean) && (await ctx.files.remove(OWNED_MANIFEST))) changed.push(OWNED_MANIFEST);
