@@ -84,26 +84,16 @@ export function hostPathMount(name: string, path: string, type: 'Directory' | 'F
 }
 
 /**
- * An HTTPS GET probe for control-plane components, kubeadm's timings except the startup and
- * readiness probes'. `host` is a bare IP (the kubelet brackets IPv6 itself); `kind` picks the
- * thresholds: liveness 8 × 10 s, readiness 1 × 1 s, startup 240 × 1 s (kubeadm's 4-minute start
- * budget, asked every second where kubeadm asks every 10 s from 10 s on).
- *
- * Readiness fails on the first failed probe (kubeadm: 3 in a row). The self-hosted components roll
- * by surge on a shared port (SO_REUSEPORT, ./self-hosted.ts): while the old instance serves, the
- * kernel hands each new probe connection to either instance. A new instance that has bound the port
- * but does not serve yet (its connections wait in its accept queue) or serves but is not ready
- * (403/500) fails about half the probes — three in a row are not needed to show that, and with a
- * threshold of 3 such a pod could stay Ready through its `minReadySeconds` and have the old, serving
- * instance removed (seen in CI: a 47 s /readyz gap in `secrets rotate-key` on a loaded machine).
- * With 1, each miss restarts the pod's Ready time, so it only becomes available once every probe
- * for `minReadySeconds` in a row was answered 200.
+ * An HTTPS GET probe for control-plane components, kubeadm's timings except the startup probe's.
+ * `host` is a bare IP (the kubelet brackets IPv6 itself); `kind` picks the thresholds:
+ * liveness 8 × 10 s, readiness 3 × 1 s, startup 240 × 1 s (kubeadm's 4-minute start budget, asked
+ * every second where kubeadm asks every 10 s from 10 s on).
  * @see kubernetes/cmd/kubeadm/app/util/staticpod/utils.go (LivenessProbe, ReadinessProbe, StartupProbe)
  */
 export function httpsProbe(kind: 'liveness' | 'readiness' | 'startup', host: string, port: number, path: string): V1Probe {
   const timing = {
     liveness: { initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 8 },
-    readiness: { periodSeconds: 1, failureThreshold: 1 },
+    readiness: { periodSeconds: 1, failureThreshold: 3 },
     // Every second for up to 240 s (kubeadm: from 10 s on, every 10 s, 24 times — the same budget):
     // a pod is Ready, and a rollout or the bootstrap moves on, within a second of its serving
     // instead of at the next 10 s mark; one GET a second only while it starts.

@@ -11,14 +11,21 @@
  * controller deletes the only apiserver and then needs that apiserver to create its replacement;
  * the only scheduler's replacement has no scheduler to place it; the only controller-manager may
  * exit before its ReplicaSet controller creates the new pod. Pods declare no `ports`, so the
- * scheduler's host-port check does not block the surge pod. While a surge lasts the kernel spreads
- * connections over both instances: a new apiserver that is still starting answers some requests
- * (403/503; clients retry), and some of the kubelet's probes of the new pod reach the old instance.
- * So readiness fails on the first failed probe (./common.ts `httpsProbe`) and the apiserver needs
- * `minReadySeconds` of answered probes in a row: a new instance that listens but is not ready, or
- * never becomes ready, fails some of them and keeps the old one serving. Caveat: a new instance
- * that never even binds the port within `minReadySeconds` passes for ready (every probe reaches the
- * old one); kube-apiserver binds it in its first seconds, before it opens storage.
+ * scheduler's host-port check does not block the surge pod. Caveats, both for the seconds a surge
+ * lasts: the kernel spreads connections over both instances, so a new apiserver that is still
+ * starting answers some requests (403/503; clients retry), and probes cannot tell the instances
+ * apart, so a broken new pod may pass for ready; recovery from a bad image is re-running the bootstrap.
+ * So the old apiserver is kept for `minReadySeconds` of the new pod's Ready time, not until the new
+ * instance serves: a new kube-apiserver binds the port within a second of its start (before it
+ * opens storage) but may not serve for tens of seconds on a loaded host, and its pod is Ready at
+ * once on probes the old instance answers. Seen on the bed (2026-12-07): a surge instance held
+ * stopped (SIGSTOP) once it had bound the port, Ready all along, had the old pod removed within
+ * 63 s; in CI, `secrets rotate-key` once left a 47 s `/readyz` gap, most likely this way (its
+ * answers: 12 unanswered, 13 × 403, then 445 × 500 — an instance that began serving after the old
+ * one had gone, then took 45 s to be ready). Failing readiness sooner does not help: the old pod's
+ * probes reach the new instance just as often, and the DaemonSet controller removes an old pod that
+ * turns unready while a surge pod exists (seen: with a readiness failureThreshold of 1 the old pod
+ * went 12 s after the stop).
  *
  * The final apiserver keeps the default endpoint reconciler (lease) and owns the `kubernetes`
  * Service's endpoints.

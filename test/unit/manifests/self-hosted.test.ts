@@ -150,8 +150,6 @@ describe('selfHostedObjects', () => {
       const strategy = kind === 'DaemonSet' ? (o as V1DaemonSet).spec!.updateStrategy : (o as V1Deployment).spec!.strategy;
       assert.deepEqual(strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
       assert.equal(flagsOf(containerOf(kind, name)).get('permit-port-sharing'), 'true');
-      // A surge pod's probes may reach the old instance on the shared port: one miss must unready it.
-      assert.deepEqual([containerOf(kind, name).readinessProbe!.failureThreshold, containerOf(kind, name).readinessProbe!.periodSeconds], [1, 1]);
     });
   }
 
