@@ -11,21 +11,24 @@
  * controller deletes the only apiserver and then needs that apiserver to create its replacement;
  * the only scheduler's replacement has no scheduler to place it; the only controller-manager may
  * exit before its ReplicaSet controller creates the new pod. Pods declare no `ports`, so the
- * scheduler's host-port check does not block the surge pod. Caveats, both for the seconds a surge
- * lasts: the kernel spreads connections over both instances, so a new apiserver that is still
- * starting answers some requests (403/503; clients retry), and probes cannot tell the instances
- * apart, so a broken new pod may pass for ready; recovery from a bad image is re-running the bootstrap.
- * So the old apiserver is kept for `minReadySeconds` of the new pod's Ready time, not until the new
- * instance serves: a new kube-apiserver binds the port within a second of its start (before it
- * opens storage) but may not serve for tens of seconds on a loaded host, and its pod is Ready at
- * once on probes the old instance answers. Seen on the bed (2026-12-07): a surge instance held
- * stopped (SIGSTOP) once it had bound the port, Ready all along, had the old pod removed within
- * 63 s; in CI, `secrets rotate-key` once left a 47 s `/readyz` gap, most likely this way (its
- * answers: 12 unanswered, 13 × 403, then 445 × 500 — an instance that began serving after the old
- * one had gone, then took 45 s to be ready). Failing readiness sooner does not help: the old pod's
- * probes reach the new instance just as often, and the DaemonSet controller removes an old pod that
- * turns unready while a surge pod exists (seen: with a readiness failureThreshold of 1 the old pod
- * went 12 s after the stop).
+ * scheduler's host-port check does not block the surge pod. While a surge lasts the kernel spreads
+ * connections over both instances, so a new apiserver that is still starting answers some requests
+ * (403/503, or not at all yet; clients retry), and the kubelet's probes of either pod reach either
+ * instance. A new kube-apiserver binds the port within a second of its start (before it opens
+ * storage) but may not serve for tens of seconds on a loaded host; with kubeadm's probes its pod was
+ * Ready at once on answers from the old instance, and the old one went after `minReadySeconds`
+ * whether the new one served or not (seen on the bed, 2026-12-07: a surge instance held stopped
+ * after it bound the port had the old pod removed; in CI, `secrets rotate-key` once left a 47 s
+ * `/readyz` gap: 12 unanswered, 13 × 403, 445 × 500 — an instance that began serving after the old
+ * one had gone). So the apiserver's readiness is asymmetric ({@link apiServerReadiness}): a new pod
+ * turns Ready only after {@link APISERVER_READY_IN_A_ROW} answered probes in a row — each a new
+ * connection, which reaches a bound but unready new instance about half the time — and a Ready pod
+ * turns unready only after as many failures in a row, because the DaemonSet controller removes an
+ * old pod that turns unready while a surge pod exists (seen: with a failureThreshold of 1 the old
+ * pod's own probes met the stopped new instance and it was removed 12 s in). Left: a new instance
+ * that has not bound the port for all of those probes passes (it binds in its first second), and a
+ * broken new pod that answers 200 (a bad image) replaces the old one; recovery from that is
+ * re-running the bootstrap.
  *
  * The final apiserver keeps the default endpoint reconciler (lease) and owns the `kubernetes`
  * Service's endpoints.
@@ -87,8 +90,24 @@ const metadata = (name: string) => ({ name, namespace: NAMESPACE, labels: compon
 const selector = (component: string) => ({ matchLabels: { component, tier: 'control-plane' } });
 const surge = () => ({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
 
-/** Seconds a surge kube-apiserver pod must stay ready before the old one is removed. */
-export const APISERVER_MIN_READY_SECONDS = 30;
+/**
+ * Answered `/readyz` probes in a row (1 s apart) before a kube-apiserver pod turns Ready, and failed
+ * ones before it turns unready. While a surge pod's instance is bound but not ready each probe fails
+ * with p ≈ ½, so it passes for ready with p ≈ 2⁻¹⁵ per try; a try ends at the first failure, and a
+ * probe that meets an instance which does not answer yet takes `timeoutSeconds` (15 s) to fail.
+ */
+export const APISERVER_READY_IN_A_ROW = 15;
+
+/** Seconds a surge kube-apiserver pod must stay Ready before the old one is removed (it is Ready only after {@link APISERVER_READY_IN_A_ROW} answered probes). */
+export const APISERVER_MIN_READY_SECONDS = 10;
+
+/**
+ * The kube-apiserver's readiness probe: kubeadm's (`/readyz`, 1 s, 15 s timeout) with
+ * {@link APISERVER_READY_IN_A_ROW} as both success and failure threshold (see the module docstring).
+ */
+export function apiServerReadiness(host: string, port: number): V1Probe {
+  return { ...httpsProbe('readiness', host, port, '/readyz'), successThreshold: APISERVER_READY_IN_A_ROW, failureThreshold: APISERVER_READY_IN_A_ROW };
+}
 
 /** Where the components find their PKI files: the host's `certificatesDir`, mounted at the same path. */
 const onHost = (config: ResolvedConfig): Locate => (file) => join(config.certificatesDir, file);
@@ -106,10 +125,8 @@ export function apiServerDaemonSet(config: ResolvedConfig): Manifest<V1DaemonSet
   const port = controlPlanePorts(config).selfHosted.apiServer;
   const host = probeHost(config.apiServer.extraArgs, '');
   const args = apiServerFlags(config, onHost(config), port, 'self-hosted');
-  const template = podTemplate(config, 'kube-apiserver', args, (kind) => httpsProbe(kind, host, port, kind === 'readiness' ? '/readyz' : '/livez'));
+  const template = podTemplate(config, 'kube-apiserver', args, (kind) => (kind === 'readiness' ? apiServerReadiness(host, port) : httpsProbe(kind, host, port, '/livez')));
   template.spec!.containers[0]!.env = [{ name: HOST_IP_ENV, valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }];
-  // minReadySeconds: a surge pod's probes may be answered by the old instance (shared port), so give
-  // the new one time to listen before the old one is removed.
   return { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: metadata('kube-apiserver'), spec: { selector: selector('kube-apiserver'), updateStrategy: surge(), minReadySeconds: APISERVER_MIN_READY_SECONDS, template } };
 }
 

@@ -9,6 +9,7 @@ import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { assertSameTree, E2E_PREFIX, kc, snapshot, stepsWith, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 import { assertBootstrapped, assertSameState, hostState } from '../helpers/converged.ts';
 import { startProber } from '../helpers/prober.ts';
+import { APISERVER_MIN_READY_SECONDS, APISERVER_READY_IN_A_ROW } from '../../manifests/self-hosted.ts';
 
 const ADMIN = '/etc/kubernetes/admin.conf';
 const kubectl = (host: Host, ...args: string[]) => host.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 30_000 });
@@ -254,6 +255,64 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
       const ready = pods.length === 1 && pods[0].status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
       return ready && pods[0].spec.containers[0].command.includes('--event-ttl=2h') ? true : undefined;
     }, 120_000);
+  });
+
+  // A new kube-apiserver binds the shared port in its first second (before it opens storage) and
+  // serves only once started: on a loaded host that is tens of seconds in which the kernel queues
+  // half of all new connections — the kubelet's probes of both pods included — to an instance that
+  // does not answer. SIGSTOP holds the surge instance in that state for 2.5 × what a surge pod needs
+  // to be available (APISERVER_READY_IN_A_ROW answered probes, then minReadySeconds).
+  test('a surge kube-apiserver that has bound the port but does not answer (SIGSTOP) never replaces the serving one; resumed, the roll completes (100 ms /readyz prober: gap ≤ 2 s)', async () => {
+    const dsPods = async () => ((await json(host, '-n', 'kube-system', 'get', 'pods', '-l', 'component=kube-apiserver')).items as any[]).filter((p) => p.metadata.ownerReferences?.[0]?.kind === 'DaemonSet');
+    const line = (ps: any[]) => ps.map((p) => `${p.metadata.name}${p.metadata.deletionTimestamp ? ' (terminating)' : ''} ready=${p.status.conditions?.find((c: any) => c.type === 'Ready')?.status}`).join(', ');
+    const serving = await dsPods();
+    assert.equal(serving.length, 1, line(serving));
+    const pids = async () => (await host.exec(['pgrep', '-x', 'kube-apiserver'])).stdout.split(/\s+/).filter(Boolean);
+    const before = await pids();
+    await kubectl(host, '-n', 'kube-system', 'rollout', 'restart', 'daemonset/kube-apiserver');
+    let stopped: string | undefined;
+    let held: any[] = [];
+    try {
+      stopped = await eventually('the surge kube-apiserver listens on 6443', async () => {
+        const fresh = (await pids()).filter((p) => !before.includes(p));
+        const ss = fresh.length === 1 ? (await host.exec(['ss', '-Hltnp', 'sport = :6443'])).stdout : '';
+        return ss.includes(`pid=${fresh[0]},`) ? fresh[0] : undefined;
+      }, 120_000);
+      await host.execOk(['kill', '-STOP', stopped]);
+      // Each new connection reaches the stopped instance half the time, so each read is one request
+      // (`get --raw`, no discovery) given 3 s; unanswered ones are skipped. Held at least 2.5 × the
+      // time to availability, and until a read answered after 2 × that has seen the serving pod.
+      const stoppedAt = Date.now();
+      const minReadyMs = (APISERVER_READY_IN_A_ROW + APISERVER_MIN_READY_SECONDS) * 1_000;
+      let answeredAt = 0;
+      let tries = 0;
+      while (Date.now() < stoppedAt + minReadyMs * 2.5 || (answeredAt < stoppedAt + minReadyMs * 2 && Date.now() < stoppedAt + minReadyMs * 4)) {
+        tries++;
+        const r = await host.exec(['kubectl', `--kubeconfig=${ADMIN}`, '--request-timeout=3s', 'get', '--raw', '/api/v1/namespaces/kube-system/pods?labelSelector=component%3Dkube-apiserver'], { timeoutMs: 20_000 });
+        if (r.code === 0) {
+          answeredAt = Date.now();
+          held = (JSON.parse(r.stdout).items as any[]).filter((p) => p.metadata.ownerReferences?.[0]?.kind === 'DaemonSet');
+          assert.ok(held.some((p) => p.metadata.uid === serving[0].metadata.uid && !p.metadata.deletionTimestamp), `the serving pod was removed ${((answeredAt - stoppedAt) / 1000).toFixed(0)} s after the new instance stopped answering: ${line(held)}`);
+          const surgeReady = held.filter((p) => p.metadata.uid !== serving[0].metadata.uid && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
+          assert.deepEqual(surgeReady.map((p) => p.metadata.name), [], `the stopped surge pod passed for Ready ${((answeredAt - stoppedAt) / 1000).toFixed(0)} s in: ${line(held)}`);
+        }
+        await sleep(1_000);
+      }
+      assert.ok(answeredAt >= stoppedAt + minReadyMs * 2, `no read was answered after 2 × the time to availability (${tries} tries)`);
+    } finally {
+      if (stopped) await host.exec(['kill', '-CONT', stopped]);
+    }
+    console.log(`held the surge instance stopped, the serving pod still there: ${line(held)}`);
+    const prober = await startProber(host, `https://${host.ip}:6443/readyz`);
+    const t0 = Date.now();
+    await eventually('the roll completes: one DaemonSet pod, the new one, Ready', async () => {
+      const ps = await dsPods();
+      return ps.length === 1 && ps[0].metadata.uid !== serving[0].metadata.uid && ps[0].status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+    }, 240_000);
+    await sleep(3_000);
+    const gap = await prober.stop();
+    console.log(`resumed: roll done in ${((Date.now() - t0) / 1000).toFixed(1)} s; longest /readyz gap ${gap.gapMs} ms (${gap.failed}/${gap.total} probes failed${gap.gapAnswers ? `: ${gap.gapAnswers}` : ''}${gap.gapChecks ? `; ${gap.gapChecks}` : ''})`);
+    assert.ok(gap.gapMs <= 2_000, `API gap ${gap.gapMs} ms (${gap.gapAnswers} ${gap.gapChecks ?? ''})`);
   });
 });
 

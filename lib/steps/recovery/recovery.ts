@@ -68,7 +68,7 @@ const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
  * `timeoutMs`. Either the DaemonSet's status says its rollout is complete (every scheduled pod
  * updated and available: `minReadySeconds` after Ready, as counted by the controller-manager), or —
  * without waiting for that count, or for a new controller-manager to take its lease after the
- * pivot — this node holds exactly one of its pods, of the current template, Ready, no recovery pod
+ * pivot — this node holds exactly one of its pods, of the current template, started, no recovery pod
  * is active, and this node's apiserver answers `/readyz` now: then nothing else on this node can
  * have answered for it (the bootstrap apiserver has its own port; a surge pair is two pods).
  */
@@ -84,7 +84,12 @@ export async function rolledOutDaemonSet(ctx: Context, api: Cluster, timeoutMs: 
   return ctx.dryRun ? look() : pollUntil(look, { timeoutMs, intervalMs: 250, signal: ctx.signal });
 }
 
-/** See {@link rolledOutDaemonSet}: this node's one pod of the current template is Ready and this node's apiserver answers. */
+/**
+ * See {@link rolledOutDaemonSet}: this node's one pod of the current template has started (its
+ * startup probe passed) and this node's apiserver answers. Started, not Ready: with no second pod
+ * and no recovery pod on the port, what answers is this pod's instance, and its Ready condition
+ * takes `APISERVER_READY_IN_A_ROW` probes more (manifests/self-hosted.ts), after every kubelet restart too.
+ */
 async function servedHere(ctx: Context, api: Cluster, ds: V1DaemonSet): Promise<boolean> {
   const generation = ds.metadata?.annotations?.[TEMPLATE_GENERATION];
   if (!generation || (await ctx.files.exists(recoveryPaths(ctx.config).active))) return false;
@@ -94,7 +99,7 @@ async function servedHere(ctx: Context, api: Cluster, ds: V1DaemonSet): Promise<
   );
   const [pod] = pods;
   if (pods.length !== 1 || pod!.metadata?.labels?.['pod-template-generation'] !== generation) return false;
-  if (!pod!.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return false;
+  if (pod!.status?.containerStatuses?.[0]?.started !== true) return false;
   return (await probeApiserver(ctx, 'final')) === undefined;
 }
 

@@ -160,6 +160,9 @@ describe('selfHostedObjects', () => {
     assert.deepEqual(c.livenessProbe!.httpGet, { port: 6443, path: '/livez', scheme: 'HTTPS' });
     assert.deepEqual(c.readinessProbe!.httpGet, { port: 6443, path: '/readyz', scheme: 'HTTPS' });
     assert.deepEqual(c.startupProbe!.httpGet!.path, '/livez');
+    // Ready only after 15 answered probes in a row, unready only after 15 failed: a surge pod's probes
+    // reach either instance on the shared port (see the module docstring).
+    assert.deepEqual([c.readinessProbe!.successThreshold, c.readinessProbe!.failureThreshold, c.readinessProbe!.periodSeconds], [15, 15, 1]);
     assert.equal(c.image, 'registry.k8s.io/kube-apiserver:v1.34.4');
   });
 
