@@ -5,6 +5,7 @@
  * @see https://kubernetes.io/docs/reference/using-api/server-side-apply/
  */
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { Agent as HttpsAgent } from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { KubeceptionError } from '../errors.ts';
@@ -63,6 +64,25 @@ function poolFor(key: string): { agent?: HttpsAgent } {
   const pool = pools.get(digest) ?? {};
   pools.set(digest, pool);
   return pool;
+}
+
+/**
+ * Whether an apply changed an object, from the object read just before it and the apply's answer:
+ * created, or a new resourceVersion — except that for an object with a `generation` (one with a spec
+ * and a status: workloads, PodDisruptionBudgets) a new resourceVersion with the same generation,
+ * labels and annotations is its controller's status write landing between the read and the apply,
+ * not the apply's (the likely cause of a converged re-run on the bed, 2026-12-07, reporting the
+ * self-hosted control plane changed). Objects without a `generation` (ConfigMaps, Secrets, RBAC)
+ * are compared by resourceVersion alone. Pure.
+ * @see k8s.io/apiserver/pkg/registry/rest/update.go (BeforeUpdate keeps the generation; each
+ *   kind's strategy bumps it on a spec change)
+ */
+export function appliedChange(before: k8s.KubernetesObject | undefined, after: k8s.KubernetesObject): boolean {
+  if (!before) return true;
+  if (before.metadata?.resourceVersion === after.metadata?.resourceVersion) return false;
+  const [b, a] = [before.metadata ?? {}, after.metadata ?? {}];
+  if (b.generation === undefined || a.generation === undefined) return true;
+  return b.generation !== a.generation || !isDeepStrictEqual(b.labels ?? {}, a.labels ?? {}) || !isDeepStrictEqual(b.annotations ?? {}, a.annotations ?? {});
 }
 
 const refOf = (o: k8s.KubernetesObject) => `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
@@ -130,7 +150,7 @@ export class Cluster {
 
   /**
    * Server-side applies the objects (Namespaces first, then the rest concurrently).
-   * @returns the refs whose resourceVersion changed (created or updated); empty on a no-op re-apply.
+   * @returns the refs the apply created or changed ({@link appliedChange}); empty on a no-op re-apply.
    * @throws KubeceptionError `apiserver-request` naming the object.
    */
   async apply(objects: readonly k8s.KubernetesObject[]): Promise<string[]> {
@@ -148,12 +168,12 @@ export class Cluster {
     return changed;
   }
 
-  /** Server-side applies one object. @returns true if its resourceVersion changed. */
+  /** Server-side applies one object. @returns whether the apply changed it ({@link appliedChange}). */
   private async applyOne(obj: k8s.KubernetesObject): Promise<boolean> {
     const ref = obj as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
     const before = await this.read(ref);
     const after = await this.applyObject(obj);
-    return before?.metadata?.resourceVersion !== after.metadata?.resourceVersion;
+    return appliedChange(before, after);
   }
 
   /**

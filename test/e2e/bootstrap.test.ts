@@ -188,7 +188,7 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
     const r = await kc(host, RUN, { timeoutMs: 600_000 });
     assert.equal(r.code, 0, r.stderr);
     const worked = r.events.filter((e) => e.event === 'step-done' && e.changed).map((e) => e.step);
-    assert.deepEqual(worked, [], `steps that changed something: ${worked.join(', ')}`);
+    assert.deepEqual(worked, [], `steps that changed something: ${r.events.filter((e) => e.event === 'step-done' && e.changed).map((e) => `${e.step} (${e.detail})`).join(', ')}\n${r.stderr.split('\n').filter((l) => /applied|changed/.test(l)).join('\n')}`);
     assert.ok(r.events.filter((e) => e.event === 'step-done').every((e) => typeof e.changed === 'boolean'), 'every step reported its outcome');
     assert.ok(stepsWith(r.events, 'step-skipped').includes('bootstrap-control-plane'));
     assertSameState(before, await hostState(host), 'converged re-run');
