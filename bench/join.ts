@@ -120,10 +120,8 @@ try {
   // controller-manager's CSR signer has synced (bench/settle.ts).
   const handOff = await settledControllerManager(cp!);
   console.log(`  (the self-hosted controller-manager led and its CSR signer had synced ${s(handOff)} s after the bootstrap ended)`);
-  for (let i = 0; !(await csrSignerSynced(acp!, `kube-controller-manager-${prefix}-acp`)); i++) {
-    if (i > 240) throw new Error("kubeadm's controller-manager did not sync its CSR signer within 60 s");
-    await sleep(250);
-  }
+  for (const deadline = Date.now() + 60_000; !(await csrSignerSynced(acp!)); await sleep(250))
+    if (Date.now() > deadline) throw new Error("kubeadm's controller-manager did not sign a probe CSR within 60 s");
   await signed(cp!, id);
 
   // Rounds, the two sides alternating so both meet the same machine: each side joins its worker
