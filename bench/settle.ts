@@ -47,14 +47,14 @@ export async function csrSignerSynced(host: Host): Promise<boolean> {
   const key = `/tmp/${name}.key`;
   const csr = await host.execOk(['sh', '-c', `openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ${key} -subj /CN=${name} 2>/dev/null | base64 -w0; rm -f ${key}`]);
   const obj = { apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { name }, spec: { request: csr.trim(), signerName: 'kubernetes.io/kube-apiserver-client', usages: ['digital signature', 'client auth'], expirationSeconds: 600 } };
-  const kubectl = (...args: string[]) => host.exec(['kubectl', `--kubeconfig=${ADMIN}`, ...args]);
+  const kubectl = (args: string[], input?: string) => host.exec(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { input });
   try {
-    if ((await host.exec(['kubectl', `--kubeconfig=${ADMIN}`, 'create', '-f', '-'], { input: JSON.stringify(obj) })).code !== 0) return false;
-    if ((await kubectl('certificate', 'approve', name)).code !== 0) return false;
+    if ((await kubectl(['create', '-f', '-'], JSON.stringify(obj))).code !== 0) return false;
+    if ((await kubectl(['certificate', 'approve', name])).code !== 0) return false;
     for (const deadline = Date.now() + 1_000; Date.now() < deadline; await sleep(50))
-      if ((await kubectl('get', 'csr', name, '-o', 'jsonpath={.status.certificate}')).stdout.trim()) return true;
+      if ((await kubectl(['get', 'csr', name, '-o', 'jsonpath={.status.certificate}'])).stdout.trim()) return true;
     return false;
   } finally {
-    await kubectl('delete', 'csr', name, '--ignore-not-found', '--wait=false');
+    await kubectl(['delete', 'csr', name, '--ignore-not-found', '--wait=false']);
   }
 }

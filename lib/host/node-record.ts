@@ -11,11 +11,13 @@
  * A node set up by a kubeception without this record has none until its next converging run: its
  * distro is unknown, and nothing is compared.
  */
+import { join } from 'node:path';
 import type { HostFiles } from './files.ts';
+import { STATE_DIR } from './owned-manifest.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 /** Where the record lives. */
-export const NODE_RECORD = '/var/lib/kubeception/node.json';
+export const NODE_RECORD = join(STATE_DIR, 'node.json');
 
 /** The record document. */
 export interface NodeRecord {
