@@ -192,6 +192,24 @@ export class Cluster {
   }
 
   /**
+   * Whether applying `obj` would change the live object: a server-side apply sent with `dryRun=All`
+   * (validated and computed by the server, persisted nowhere) compared with the object as read,
+   * without the fields the server maintains — as `plan` compares.
+   * @returns true when the object does not exist.
+   * @throws KubeceptionError `apiserver-request` naming the object (e.g. a value the server refuses).
+   */
+  async wouldChange(obj: k8s.KubernetesObject): Promise<boolean> {
+    const before = await this.read(obj as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } });
+    if (!before) return true;
+    try {
+      const after = await this.retrying(() => this.api.patch(obj, undefined, 'All', FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
+      return comparable(before) !== comparable(after);
+    } catch (err) {
+      throw apiError(`apply (dry run) ${refOf(obj)}`, err, this.server);
+    }
+  }
+
+  /**
    * Creates an object. @returns false if one of its name exists already (409 AlreadyExists).
    * @throws KubeceptionError `apiserver-request` for any other failure.
    */

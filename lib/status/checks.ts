@@ -19,6 +19,11 @@ export interface CheckResult {
   items?: string[];
   /** Wall time of the check (ms), set by the gatherer. */
   ms?: number;
+  /**
+   * A leader check's Lease `renewTime` (ms since the epoch, the leader's clock): a leader renews
+   * every 2 s, and the health gate (lib/status/gate.ts) waits to see it advance after a roll.
+   */
+  renewedAt?: number;
 }
 
 const result = (name: string, state: CheckState, detail: string, items?: string[]): CheckResult => ({ name, state, detail, ...(items?.length && { items }) });
@@ -77,8 +82,9 @@ export function leaderCheck(component: string, lease: LeaseLike | undefined, now
   const ageS = Math.max(0, (now.getTime() - renewed.getTime()) / 1000);
   const limit = lease.spec?.leaseDurationSeconds ?? 15;
   const who = holder.split('_')[0];
-  if (ageS > limit) return result(name, 'fail', `leader ${who} last renewed ${ageS.toFixed(0)} s ago (lease duration ${limit} s): no ${component} is leading`);
-  return result(name, 'pass', `${who} leads (renewed ${ageS.toFixed(1)} s ago)`);
+  const renewedAt = renewed.getTime();
+  if (ageS > limit) return { ...result(name, 'fail', `leader ${who} last renewed ${ageS.toFixed(0)} s ago (lease duration ${limit} s): no ${component} is leading`), renewedAt };
+  return { ...result(name, 'pass', `${who} leads (renewed ${ageS.toFixed(1)} s ago)`), renewedAt };
 }
 
 /** The fields of a v1 Node the checks read. */

@@ -257,6 +257,38 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
     }, 120_000);
   });
 
+  // A flag whose pods start, pass their probes and roll out, and still break the cluster: with another
+  // Lease name the new kube-controller-manager leads a Lease nobody reads, and once the old instance is
+  // gone nothing renews kube-system/kube-controller-manager. Only the health gate (lib/status/gate.ts)
+  // can see that.
+  test('a kube-controller-manager flag that rolls out but leaves no leader: the health gate rolls it back by itself, exit 1 naming controller-manager-leader', async () => {
+    const LEASE = 'kubeception-gate-test';
+    const applied = { distro: 'debian', networking: { plugin: 'none' }, apiServer: { extraSANs: ['api.reconfigured.example'], extraArgs: { 'event-ttl': '2h' } } };
+    await writeConfig(host, { ...applied, controllerManager: { extraArgs: { 'leader-elect-resource-name': LEASE } } });
+    try {
+      const t0 = Date.now();
+      const r = await kc(host, RUN, { timeoutMs: 600_000 });
+      console.log(`leaderless kube-controller-manager rolled back in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      assert.equal(r.code, 1, `${r.stderr}\n${r.stdout.split('\n').slice(-10).join('\n')}`);
+      const failed = r.events.find((e) => e.event === 'step-failed') as { step?: string; code?: string; message?: string } | undefined;
+      assert.equal(failed?.step, 'self-hosted-control-plane');
+      assert.equal(failed?.code, 'rolled-back');
+      assert.match(failed?.message ?? '', /Deployment\/kube-system\/kube-controller-manager: its new pods rolled out, but health checks that passed before the change failed after it: controller-manager-leader \(leader \S+ last renewed \d+ s ago/);
+      // The new instance did run and lead: its own Lease exists.
+      const own = await json(host, '-n', 'kube-system', 'get', 'lease', LEASE);
+      assert.ok(own.spec.holderIdentity, JSON.stringify(own.spec));
+      const d = await json(host, '-n', 'kube-system', 'get', 'deployment', 'kube-controller-manager');
+      const command: string[] = d.spec.template.spec.containers[0].command;
+      assert.ok(!command.some((a) => a.includes(LEASE)), command.join(' '));
+      await eventually('kube-system/kube-controller-manager renewed again by the rolled-back instance', async () => {
+        const lease = await json(host, '-n', 'kube-system', 'get', 'lease', 'kube-controller-manager');
+        return Date.now() - new Date(lease.spec.renewTime).getTime() < 10_000 ? true : undefined;
+      }, 120_000);
+    } finally {
+      await writeConfig(host, applied);
+    }
+  });
+
   // A new kube-apiserver binds the shared port in its first second (before it opens storage) and
   // serves only once started: on a loaded host that is tens of seconds in which the kernel queues
   // half of all new connections — the kubelet's probes of both pods included — to an instance that

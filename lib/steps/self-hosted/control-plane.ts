@@ -15,6 +15,7 @@ import { pollUntil } from '../../util/poll.ts';
 import { cluster, waitApiserver } from '../../k8s/apiserver.ts';
 import { kubeletRestartPending, kubeletTarget, pointKubelet, restartKubelet } from '../bootstrap/kubelet.ts';
 import { crashPoint } from '../../engine/crash.ts';
+import { statusGate } from '../../status/gate.ts';
 import { applyComponentByComponent, deleteLegacyKeySecrets, selfHostedManifests } from './self-hosted.ts';
 import type { Cluster, KubernetesObject, V1Node } from '../../k8s/client.ts';
 import type { Context } from '../../context.ts';
@@ -31,8 +32,9 @@ export async function applySelfHostedControlPlane(ctx: Context): Promise<StepOut
   if (which === 'final') {
     // A running self-hosted control plane (a re-run with renewed certificates or changed flags):
     // one component at a time, each roll awaited, as `certs renew` does; a component whose new
-    // pods fail is given back its previous spec and the run fails (`rolled-back`).
-    const { changed, rolled } = await applyComponentByComponent(ctx, api, objects, { afterFirst: () => crashPoint('partly-applied'), rollBack: true });
+    // pods fail, or whose roll fails a health check that passed before it (lib/status/gate.ts), is
+    // given back its previous spec and the run fails (`rolled-back`).
+    const { changed, rolled } = await applyComponentByComponent(ctx, api, objects, { afterFirst: () => crashPoint('partly-applied'), rollBack: true, gate: statusGate(ctx) });
     // The workloads have rolled off the Secrets an older kubeception kept the keys in.
     changed.push(...(await deleteLegacyKeySecrets(api)));
     for (const ref of changed) ctx.log.info(`applied ${ref}`);

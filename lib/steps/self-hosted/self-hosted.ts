@@ -18,6 +18,8 @@ import { extractApplied } from '../../k8s/extract.ts';
 import { FIELD_MANAGER } from '../../k8s/field-manager.ts';
 import { pollUntil } from '../../util/poll.ts';
 import type { Context } from '../../context.ts';
+import type { HealthGate } from '../../status/gate.ts';
+import type { CheckResult } from '../../status/checks.ts';
 
 async function mustRead(ctx: Pick<Context, 'files'>, path: string): Promise<string> {
   const text = await ctx.files.read(path);
@@ -80,20 +82,31 @@ export const SELF_HOSTED_COMPONENTS = [['DaemonSet', 'kube-apiserver'], ['Deploy
  *   crash-loop or its roll does not complete, apply again what kubeception had applied to it before
  *   (its own fields of the live object, {@link extractApplied}: an operator's edits stay), wait for
  *   that roll, and fail. The surge roll keeps the old pods serving meanwhile.
+ * @param gate with `rollBack`, the cluster's health checks too ({@link HealthGate}, lib/status/gate.ts):
+ *   read once before the first component that would change (a server-side dry run of its workload
+ *   says which), and after each such component's roll until they pass ({@link HealthGate.verify});
+ *   a check that passed before and still fails after rolls that component back the same way. A
+ *   converged run reads no check (three dry runs).
  * @returns the objects changed (`Kind/namespace/name`) and the workloads rolled.
  * @throws TimeoutError `rollout-timeout` naming the workload, its status and pods (`timeoutMs` per component).
  * @throws RolledBackError `rolled-back` (rollBack; not retried by the step's policy) naming the component, why its new pods failed,
  *   and that its previous spec serves again; the components after it are not applied.
  */
-export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void; timeoutMs?: number; waitAll?: boolean; rollBack?: boolean } = {}): Promise<{ changed: string[]; rolled: string[] }> {
+export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void; timeoutMs?: number; waitAll?: boolean; rollBack?: boolean; gate?: HealthGate } = {}): Promise<{ changed: string[]; rolled: string[] }> {
   const own = (o: KubernetesObject, c: string) => ['DaemonSet', 'Deployment'].includes(o.kind ?? '') && o.metadata?.name === c;
   const changed = await api.apply(objects.filter((o) => !SELF_HOSTED_COMPONENTS.some(([, c]) => own(o, c))));
   const rolled: string[] = [];
+  let baseline: CheckResult[] | undefined;
   for (const [i, [kind, c]] of SELF_HOSTED_COMPONENTS.entries()) {
     const workloadRef = { apiVersion: 'apps/v1', kind, metadata: { name: c, namespace: 'kube-system' } };
     const previous = opts.rollBack && !ctx.dryRun ? await api.read<KubernetesObject>(workloadRef) : undefined;
+    const workload = objects.filter((o) => own(o, c));
+    if (opts.gate && previous && !baseline && (await Promise.all(workload.map((o) => api.wouldChange(o)))).some(Boolean)) {
+      baseline = await opts.gate.baseline();
+      ctx.log.info(`health gate: ${baseline.map((r) => `${r.name} ${r.state}`).join(', ')} before the change`);
+    }
     const since = Date.now();
-    const mine = await api.apply(objects.filter((o) => own(o, c)));
+    const mine = await api.apply(workload);
     changed.push(...mine);
     if (i === 0) opts.afterFirst?.();
     const ref = `${kind}/kube-system/${c}`;
@@ -101,18 +114,24 @@ export async function applyComponentByComponent(ctx: Context, api: Cluster, obje
     // waitAll: a rollout an earlier, interrupted run started is waited for too (without a restart).
     if (ctx.dryRun || !(rolling || opts.force || opts.waitAll)) continue;
     const before = previous && rolling ? extractApplied(previous, FIELD_MANAGER) : undefined;
+    const rollBackTo = async (previousSpec: KubernetesObject, why: string, fix: string): Promise<never> => {
+      ctx.log.warn(`${ref}: ${why}; applying its previous spec again`);
+      await api.apply([previousSpec]);
+      await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set([ref]), timeoutMs: opts.timeoutMs });
+      throw new RolledBackError('rolled-back', { what: ref, why: `${why}; its previous spec was applied again and has rolled out: the control plane serves as before this run`, fix });
+    };
     try {
       rolled.push(...(await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set(opts.waitAll && !opts.force ? [...mine, ref] : mine), timeoutMs: opts.timeoutMs, failFast: !!before, sinceMs: since })));
     } catch (err) {
       if (!before || ctx.signal.aborted || !(err instanceof KubeceptionError)) throw err;
-      ctx.log.warn(`${ref}: ${err.why}; applying its previous spec again`);
-      await api.apply([before]);
-      await rollAndWait(ctx, api, [[kind, c]], { rolling: new Set([ref]), timeoutMs: opts.timeoutMs });
-      throw new RolledBackError('rolled-back', {
-        what: ref,
-        why: `the change this run made to it did not roll out (${err.why}); its previous spec was applied again and has rolled out: the control plane serves as before this run`,
-        fix: `correct the setting the new pods failed on in kubeception.config.ts (the failed container's output: kubectl -n kube-system logs -l component=${c} --previous), then run \`kubeception run bootstrap\` again`,
-      });
+      await rollBackTo(before, `the change this run made to it did not roll out (${err.why})`,
+        `correct the setting the new pods failed on in kubeception.config.ts (the failed container's output: kubectl -n kube-system logs -l component=${c} --previous), then run \`kubeception run bootstrap\` again`);
+    }
+    if (before && baseline && opts.gate) {
+      const regressed = await opts.gate.verify(baseline, ctx.signal);
+      if (regressed) await rollBackTo(before, `its new pods rolled out, but health checks that passed before the change failed after it: ${regressed}`,
+        `correct the setting in kubeception.config.ts that broke them (\`kubeception status\` names each check; kubectl -n kube-system logs -l component=${c}), then run \`kubeception run bootstrap\` again`);
+      else ctx.log.info(`${ref}: health gate passed (${baseline.filter((r) => r.state !== 'fail').map((r) => r.name).join(', ')})`);
     }
   }
   return { changed, rolled };
