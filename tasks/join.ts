@@ -48,7 +48,7 @@ import {
 
 export default task('join', [
   step('preflight')
-    .title('preflight: host, kubelet, join flags (control plane: etcd, ports, certificate key)')
+    .title('preflight: host, kubelet, join flags, distro of the node record (control plane: etcd, ports, certificate key)')
     .run((ctx: JoinContext) => runPreflight(ctx, ctx.options.controlPlane ? controlPlaneJoinChecks(ctx) : [...workerChecks(ctx), notControlPlaneCheck, ...joinFlagChecks])),
   step('discovery').needs('preflight').title('discovery: token-signed cluster-info, CA pin, node name free').skipIf(alreadyJoined).run(discover),
   step('control-plane-certs')
@@ -66,7 +66,7 @@ export default task('join', [
     .skipIf(notControlPlaneJoin)
     .timeout(240_000)
     .run(joinEtcd),
-  step('kubelet-config').needs('discovery', 'etcd-join').title('kubelet-config: CA, config.yaml, drop-in').run(writeWorkerKubelet),
+  step('kubelet-config').needs('discovery', 'etcd-join').title('kubelet-config: node record, CA, config.yaml, drop-in').run(writeWorkerKubelet),
   step('kubelet-client-cert')
     .needs('discovery', 'etcd-join')
     .title("kubelet-client-cert: the kubelet's client certificate by CSR (bootstrap token), before it starts")

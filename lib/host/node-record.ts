@@ -2,8 +2,10 @@
  * The node record: what this host was set up with that no distro-dependent file can tell, because
  * the distro itself decides where those files are (`etcdEnvironmentFile`, `secretsDir`, the etcd
  * data dir differ between distros: a node set up as `debian` and read as `kubic` would show none of
- * its files). Read by the preflight check `NodeConfiguration` (lib/steps/bootstrap/node-configuration.ts),
- * written by the `etcd` step of bootstrap and of a control-plane join, removed by `kubeception reset`
+ * its files). Kept on every node, control-plane nodes and workers alike: read by the preflight check
+ * `NodeConfiguration` (lib/steps/bootstrap/node-configuration.ts) of bootstrap and of every join,
+ * written by the `etcd` step of bootstrap and of a control-plane join and by the `kubelet-config`
+ * step of a worker's join (its first write), removed by `kubeception reset` on either
  * ({@link removeNodeRecord}).
  *
  * Format (`/var/lib/kubeception/node.json`, 0600 in a 0700 directory; kubeception's state directory,
@@ -35,7 +37,7 @@ export function renderNodeRecord(config: ResolvedConfig): string {
 /**
  * The recorded distro in a record's text, or undefined when unknown: no text (no record yet, or a
  * node set up before the record existed), or text that is not a NodeRecord with a distro (the next
- * `etcd` step writes it again). Pure.
+ * `etcd` step, on a worker `kubelet-config`, writes it again). Pure.
  */
 export function recordedDistro(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;

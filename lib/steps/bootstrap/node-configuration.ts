@@ -1,7 +1,7 @@
 /**
- * Preflight check `NodeConfiguration` of `run bootstrap`: the fields that fix this node's identity in
- * the cluster once its etcd member exists — `nodeName` (the etcd member's name, the Node, the
- * kubelet's and etcd's certificates), `etcd.dataDir` (where this member's data is),
+ * Preflight check `NodeConfiguration` of `run bootstrap` and `run join`: the fields that fix this
+ * node's identity in the cluster once its etcd member exists — `nodeName` (the etcd member's name,
+ * the Node, the kubelet's and etcd's certificates), `etcd.dataDir` (where this member's data is),
  * `localAPIEndpoint.advertiseAddress` (the member's peer URL, stored in etcd's membership),
  * `certificatesDir` (where every file of the node names its PKI), `localAPIEndpoint.bindPort` (the
  * port every component and kubeconfig reaches the API on) and `distro` (the container runtime, the
@@ -12,12 +12,14 @@
  * record (lib/host/node-record.ts) instead: the distro decides where the etcd environment file is, so
  * a node read with another distro's paths would show none of its files. No record (a node set up by
  * a kubeception before the record existed) means its distro is unknown: nothing is compared, and
- * the run's `etcd` step records the config's. Not ignorable: changing them
+ * the run's `etcd` step (a worker's: `kubelet-config`) records the config's. Not ignorable: changing them
  * would start an empty etcd in a new data dir (a new, empty cluster over the old one), register a
  * second Node and member name, leave the member's peer URL pointing at an address it no longer has,
  * or write a second set of files at another distro's paths beside the running ones.
  * kubeadm has no way to change them either (a node is reset and joined again).
- * Run by bootstrap's preflight and by a control-plane join's (lib/steps/join/control-plane-join.ts).
+ * Run by bootstrap's preflight, a control-plane join's (lib/steps/join/control-plane-join.ts) and a
+ * worker join's (`workerChecks`, lib/steps/preflight/preflight.ts): a worker has no etcd environment
+ * file, so on a worker only `distro` is compared, with the record the join's `kubelet-config` step wrote.
  *
  * Host effects: none (reads the etcd environment file, the controller-manager's kubeconfig and the node record).
  */
@@ -69,7 +71,7 @@ export function bindPortChange(controllerManagerKubeconfig: string, source: stri
 }
 
 /** Why a node does not change distro (see the module docstring). */
-const DISTRO_WHY = "this node's container runtime, kubelet and etcd units and paths were set up for that distro; kubeception does not move a node to another distro";
+const DISTRO_WHY = "this node's container runtime, kubelet (and on a control-plane node etcd) units and paths were set up for that distro; kubeception does not move a node to another distro";
 
 /**
  * `distro` against the node record's text (undefined: no record). Pure.

@@ -5,7 +5,8 @@
  * starts (lib/join/kubelet-csr.ts: approved by kubeception's CSR approver; no key leaves the
  * worker), and the kubelet started once, with it.
  *
- * Host effects: `<certificatesDir>/ca.crt` (0644, the verified CA data), the kubelet's config.yaml
+ * Host effects: the node record (`/var/lib/kubeception/node.json`, 0600, directory 0700: this node's
+ * distro), `<certificatesDir>/ca.crt` (0644, the verified CA data), the kubelet's config.yaml
  * and drop-in, `<kubeletConfigDir>/pki/kubelet-client-<stamp>.pem` (0600) with its
  * `kubelet-client-current.pem` symlink, the kubelet kubeconfig naming it (0600); the kubelet unit
  * enabled and started. Nothing is written before discovery has verified the signature and the pin;
@@ -25,6 +26,7 @@ import { kubeletClientCurrent, writeKubeletClient } from '../bootstrap/kubelet-c
 import { requestKubeletClientCert } from '../../join/kubelet-csr.ts';
 import { holdJoiningName, signKubeletClient } from './control-plane-identity.ts';
 import { kubeconfigPaths } from '../../k8s/endpoints.ts';
+import { writeNodeRecord } from '../../host/node-record.ts';
 import type { Check } from '../preflight/preflight-check.ts';
 import type { Context } from '../../context.ts';
 import type { JoinContext, JoinOptions } from '../contexts.ts';
@@ -108,14 +110,21 @@ export async function discover(ctx: JoinContext): Promise<StepOutcome> {
   return { changed: false, detail: `verified; apiserver ${d.server}; node name ${ctx.config.nodeName} free` };
 }
 
-/** `kubelet-config` (join): the verified CA (after discovery), config.yaml, drop-in. */
+/**
+ * `kubelet-config` (join): the node record (lib/host/node-record.ts: this node's distro), then the
+ * verified CA (after discovery), config.yaml, drop-in. The record is the join's first write on a
+ * worker (a control-plane join's `etcd-join` wrote it already: nothing changes here), so from then on
+ * the preflight check `NodeConfiguration` refuses another distro; it owes the kubelet no restart.
+ */
 export async function writeWorkerKubelet(ctx: JoinContext): Promise<StepOutcome> {
+  const recorded = await writeNodeRecord(ctx.files, ctx.config);
   const changed: string[] = [];
   const j = ctx.state.join;
   if (j && (await ctx.files.write(caPath(ctx), j.caPem, { mode: 0o644 }))) changed.push('ca.crt');
   changed.push(...(await writeKubeletFiles(ctx, { bootstrap: true })));
   if (changed.length) ctx.state.kubeletRestart = true;
-  return { changed: changed.length > 0, detail: changed.join(', ') || 'up to date' };
+  const detail = [...(recorded ? ['node record'] : []), ...changed];
+  return { changed: detail.length > 0, detail: detail.join(', ') || 'up to date' };
 }
 
 /**

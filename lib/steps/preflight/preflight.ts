@@ -122,8 +122,21 @@ const kubeconfigsReadable: Check = {
 /** The kubelet's cgroup driver, when set in the config, must be the container runtime's (read from its config on this node). */
 const cgroupDriverCheck: Check = { id: 'CgroupDriver', run: (ctx) => cgroupDriverMismatch(ctx) };
 
-/** Checks for a worker: root, the kubelet binary and unit, the kernel tunables, the runtime's version, the kubelet's port. */
-export const workerChecks = (ctx: Context): Check[] => [privileged, binaryCheck('kubelet'), unitCheck('kubelet'), cgroupDriverCheck, kernelTunablesCheck, containerRuntimeVersionCheck, ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`)];
+/**
+ * Checks for a worker: root, the kubelet binary and unit, the kernel tunables, the runtime's version,
+ * the kubelet's port, and `NodeConfiguration` (on a worker: its distro against the node record the
+ * join's `kubelet-config` step writes; a worker has no etcd environment file to compare).
+ */
+export const workerChecks = (ctx: Context): Check[] => [
+  privileged,
+  binaryCheck('kubelet'),
+  unitCheck('kubelet'),
+  cgroupDriverCheck,
+  kernelTunablesCheck,
+  containerRuntimeVersionCheck,
+  ...portChecks(ctx).filter((c) => c.id === `Port-${C.KUBELET_PORT}`),
+  nodeConfigurationCheck,
+];
 
 /**
  * `ControlPlaneEndpoint` (bootstrap): never a second bootstrap control plane against a running

@@ -90,7 +90,7 @@ test('distro: another distro than the node record\'s is refused, naming the fiel
     // kubic's etcd environment file is elsewhere: the distro is read from the record, not from it.
     const kubic: ResolvedConfig = { ...debian, distro: { ...debian.distro, name: 'kubic', paths: { ...debian.distro.paths, etcdEnvironmentFile: join(dir, 'sysconfig-etcd') } } };
     const failure = await nodeConfigurationCheck.run(ctx(kubic));
-    assert.equal(failure?.message, `distro gives kubic in the config, but this node runs with debian (${NODE_RECORD}): this node's container runtime, kubelet and etcd units and paths were set up for that distro; kubeception does not move a node to another distro`);
+    assert.equal(failure?.message, `distro gives kubic in the config, but this node runs with debian (${NODE_RECORD}): this node's container runtime, kubelet (and on a control-plane node etcd) units and paths were set up for that distro; kubeception does not move a node to another distro`);
     assert.match(failure?.fix ?? '', /^set distro back to what this node runs with in kubeception\.config\.ts .*`kubeception reset` it with distro debian, then bootstrap or join it with kubic\)$/);
     assert.deepEqual(distroChange(renderNodeRecord(debian), kubic), { recorded: 'debian', config: 'kubic' });
   } finally {
