@@ -9,9 +9,15 @@
  * Host effects of the DaemonSet on every node: `/opt/cni/bin/flannel` (init container
  * `install-cni-plugin`), `/etc/cni/net.d/10-flannel.conflist` (init container `install-cni`),
  * `/run/flannel/subnet.env`, the `flannel.1` VXLAN device (or host-gw routes) and masquerade rules.
+ *
+ * flanneld reads its ConfigMap only when it starts, so the pod template carries a digest of it
+ * ({@link FLANNEL_CONFIG_DIGEST}): a changed backend or CNI config rolls the DaemonSet, node by node.
+ * flannel ignores the leases of nodes on another backend, so pods on nodes already rolled and pods on
+ * nodes not yet rolled do not reach each other until the roll is done.
  * @see https://github.com/flannel-io/flannel/blob/v0.28.4/Documentation/kube-flannel.yml
  * @see https://github.com/flannel-io/flannel/blob/v0.28.4/Documentation/configuration.md
  */
+import { createHash } from 'node:crypto';
 import type { V1ClusterRole, V1ClusterRoleBinding, V1ConfigMap, V1DaemonSet, V1ServiceAccount } from '@kubernetes/client-node';
 import { parseCidr } from '../../lib/net/cidr.ts';
 import type { ResolvedConfig } from '../../lib/types.ts';
@@ -29,6 +35,14 @@ export const FLANNEL_DAEMONSET = 'kube-flannel-ds';
 
 const NAME = 'flannel';
 const CFG = 'kube-flannel-cfg';
+/** Pod-template annotation: SHA-256 (hex) of the ConfigMap's data (`cni-conf.json`, `net-conf.json`). */
+export const FLANNEL_CONFIG_DIGEST = 'kubeception.io/flannel-config-sha256';
+
+/** The ConfigMap's data: the CNI config and `net-conf.json`, as flanneld and its init container read them. */
+function flannelConfigData(config: ResolvedConfig): Record<string, string> {
+  return { 'cni-conf.json': `${JSON.stringify(flannelCniConf(), null, 2)}\n`, 'net-conf.json': `${JSON.stringify(flannelNetConf(config), null, 2)}\n` };
+}
+
 const labels = () => ({ tier: 'node', app: NAME, 'k8s-app': NAME, ...MANAGED_BY });
 
 /** The CNI config: the flannel plugin delegating to bridge (hairpin, default gateway), then portmap. */
@@ -60,7 +74,7 @@ function daemonSet(config: ResolvedConfig): Manifest<V1DaemonSet> {
     spec: {
       selector: { matchLabels: { app: NAME } },
       template: {
-        metadata: { labels: labels() },
+        metadata: { labels: labels(), annotations: { [FLANNEL_CONFIG_DIGEST]: createHash('sha256').update(JSON.stringify(flannelConfigData(config))).digest('hex') } },
         spec: {
           affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }] }] } } },
           hostNetwork: true,
@@ -131,7 +145,7 @@ export function flannelObjects(config: ResolvedConfig): AddonObject[] {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: CFG, namespace: NAMESPACE, labels: labels() },
-    data: { 'cni-conf.json': `${JSON.stringify(flannelCniConf(), null, 2)}\n`, 'net-conf.json': `${JSON.stringify(flannelNetConf(config), null, 2)}\n` },
+    data: flannelConfigData(config),
   };
   return [sa, role, binding, cm, daemonSet(config)];
 }

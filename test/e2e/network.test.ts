@@ -134,6 +134,40 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
     assert.equal((await getJson(cp, 'configmap', '-n', 'kube-system', 'kube-flannel-cfg')).metadata.labels['example.com/reviewed'], 'yes');
   });
 
+  test('flannel.backend vxlan → host-gw, live: plan names the ConfigMap and the DaemonSet, the run rolls flanneld on every node, the pod routes go via the node addresses, pods reach each other across nodes', async () => {
+    const flannelPods = async () => (await getJson(cp, 'pods', '-n', 'kube-system', '-l', 'k8s-app=flannel')).items as any[];
+    const before = new Set((await flannelPods()).map((p) => p.metadata.uid));
+    await writeConfig(cp, { ...CONFIG, networking: { flannel: { ...CONFIG.networking.flannel, backend: 'host-gw' } } });
+    const plan = await kc(cp, ['plan', 'bootstrap']);
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, /update {2}ConfigMap\/kube-system\/kube-flannel-cfg/, plan.stdout);
+    assert.match(plan.stdout, /update {2}DaemonSet\/kube-system\/kube-flannel-ds/, plan.stdout);
+    const t0 = Date.now();
+    const r = await kc(cp, ['run', 'bootstrap', '--output', 'json'], { timeoutMs: 600_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.events.some((e) => e.step === 'addon/flannel' && e.event === 'step-done' && e.changed === true), JSON.stringify(r.events.filter((e) => e.step === 'addon/flannel')));
+    await waitFor('flanneld rolled: 3 new pods Ready', 300_000, async () => {
+      const ps = await flannelPods();
+      return ps.length === 3 && ps.every((p) => !before.has(p.metadata.uid) && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
+    }, () => kubectl(cp, '-n', 'kube-system', 'get', 'pods', '-l', 'k8s-app=flannel', '-o', 'wide'));
+    for (const h of [cp, w1, w2]) assert.equal((await getJson(cp, 'node', h.name)).metadata.annotations['flannel.alpha.coreos.com/backend-type'], 'host-gw', h.name);
+    const esc = (s: string) => s.replace(/\./g, '\\.');
+    const routes = await waitFor('worker 1 routes its peers\' pod ranges via their node addresses', 60_000, async () => {
+      const text = await w1.execOk(['ip', 'route']);
+      return [cp, w2].every((peer) => new RegExp(`^${esc(podCIDR[peer.name]!)} via ${esc(peer.ip)} dev `, 'm').test(text)) ? text : undefined;
+    }, () => w1.execOk(['ip', 'route']));
+    console.log(`flannel vxlan → host-gw: rolled on 3 nodes ${((Date.now() - t0) / 1000).toFixed(1)} s after the run started`);
+    assert.doesNotMatch(routes, /dev flannel\.1/, routes);
+    const ips = await podsReady(cp, ['client-w1', 'client-cp', 'web']);
+    for (const client of ['client-w1', 'client-cp']) {
+      const x = await waitFor(`${client} → web on worker 2 over host-gw`, 30_000, async () => {
+        const y = await inPod(cp, client, `timeout 5 wget -q -O- http://${ips.web}:8080/ && ping -c 1 -W 3 ${ips['client-w1']}`);
+        return y.code === 0 ? y : undefined;
+      });
+      assert.equal(x.code, 0, `${client}: ${x.out}${x.err}`);
+    }
+  });
+
   // Last in this cluster's tests: it stops a worker's kubelet.
   test('status: healthy after bootstrap and joins; a stopped kubelet fails `nodes` by name; healthy again after it starts', async () => {
     type Check = { name: string; state: string; detail: string; items?: string[]; ms: number };

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ConfigMap, V1DaemonSet } from '@kubernetes/client-node';
-import { CNI_BIN_DIR, CNI_CONF_DIR, FLANNEL_CONFLIST, flannelObjects } from '../../../../manifests/addons/flannel.ts';
+import { CNI_BIN_DIR, CNI_CONF_DIR, FLANNEL_CONFIG_DIGEST, FLANNEL_CONFLIST, flannelObjects } from '../../../../manifests/addons/flannel.ts';
 import { find, ipv6Config, sampleConfig } from '../fixtures.ts';
 
 const netConf = (objects: ReturnType<typeof flannelObjects>) => JSON.parse((find(objects as never, 'ConfigMap', 'kube-flannel-cfg') as V1ConfigMap).data!['net-conf.json']!);
@@ -18,6 +18,15 @@ describe('flannelObjects', () => {
     const hostGw = sampleConfig({ podNetwork: { plugin: 'flannel', flannel: { ...config.podNetwork.flannel, backend: 'host-gw' } } });
     assert.deepEqual(netConf(flannelObjects(hostGw)).Backend, { Type: 'host-gw' });
     assert.deepEqual(netConf(flannelObjects(ipv6Config())), { EnableIPv4: false, EnableIPv6: true, IPv6Network: 'fd00:244::/56', EnableNFTables: false, Backend: { Type: 'vxlan' } });
+  });
+
+  it('the pod template carries a digest of the ConfigMap: a new backend rolls flanneld (it reads its config only at start), the same config does not', () => {
+    const digest = (o: ReturnType<typeof flannelObjects>) => (find(o as never, 'DaemonSet', 'kube-flannel-ds') as V1DaemonSet).spec!.template.metadata!.annotations![FLANNEL_CONFIG_DIGEST];
+    assert.match(digest(objects)!, /^[0-9a-f]{64}$/);
+    assert.equal(digest(flannelObjects(sampleConfig())), digest(objects));
+    const hostGw = sampleConfig({ podNetwork: { plugin: 'flannel', flannel: { ...config.podNetwork.flannel, backend: 'host-gw' } } });
+    assert.notEqual(digest(flannelObjects(hostGw)), digest(objects));
+    assert.notEqual(digest(flannelObjects(ipv6Config())), digest(objects));
   });
 
   it('the CNI config delegates to bridge through the flannel plugin, then portmap', () => {
