@@ -63,9 +63,11 @@ lane() {
 # Weights: each suite's seconds in the cold CI run of 2026-12-07 on a fresh clone of 4098c59 (two lanes,
 # the upgrade versions and conformance builds beside the first half; green in 71.6 min; unlisted suites
 # count 300). Hardening's 592 s shared the cores with the Go build (362 s alone, 2026-12-04).
-# The bootstrap suite is weighed 470 s since the surge test was added (473 s in a two-lane run, 2026-12-07).
-declare -A seconds=([hardening]=592 [certs]=546 [upgrade-chain]=420 [bootstrap]=470 [kubic]=351 [upgrade]=318 [ha]=317
-  [etcd-restore]=275 [crash]=270 [join]=222 [network]=211 [runtime-state]=175 [security]=164 [kubelet-serving]=161
+# The bootstrap suite is weighed 470 s since the surge test was added (473 s in a two-lane run, 2026-12-07),
+# 580 s since the health-gate test (a leaderless kube-controller-manager rolled back: 151 s with the Go
+# builds beside it); network 235 s with the flannel backend roll.
+declare -A seconds=([hardening]=592 [certs]=546 [upgrade-chain]=420 [bootstrap]=580 [kubic]=351 [upgrade]=318 [ha]=317
+  [etcd-restore]=275 [crash]=270 [join]=222 [network]=235 [runtime-state]=175 [security]=164 [kubelet-serving]=161
   [reset]=147 [recovery]=124 [site]=75 [deno]=67)
 declare -a lane_files lane_waiting lane_load
 for ((l = 0; l < lanes; l++)); do lane_files[l]=""; lane_waiting[l]=""; lane_load[l]=0; done
