@@ -93,6 +93,11 @@ export interface EtcdState {
 /** Set by steps that changed the kubelet's files; `kubelet-start`/`kubelet-pivot`/`kubelet-restart` restart it and clear it. */
 export interface KubeletState {
   kubeletRestart: boolean | undefined;
+  /**
+   * The kubelet files this run rewrote while the kubelet ran (path → the text before), so that
+   * `kubelet-start` can write them back when the kubelet does not run with the new ones.
+   */
+  kubeletPrevious: Record<string, string> | undefined;
 }
 
 /** Written by join's `discovery`: what the join service answered. */

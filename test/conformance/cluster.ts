@@ -159,11 +159,13 @@ export async function kubeceptionCluster(controlPlanes: Host[], workers: Host[],
     if (!/^[a-z0-9]{6}\.[a-z0-9]{16}$/.test(t)) throw new Error('token create printed no token');
     return t;
   };
-  for (const cp of controlPlanes.slice(1)) {
+  for (const [i, cp] of controlPlanes.slice(1).entries()) {
+    // The second of three leaves etcd with two voting members until the third joins right after it.
+    const force = i === 0 && controlPlanes.length > 2 ? ['--force'] : [];
     const upload = must(await kc(cp1, ['certs', 'upload']), 'certs upload');
     const key = /\b([0-9a-f]{64})\b/.exec(upload.stdout)?.[1];
     if (!key) throw new Error('certs upload printed no certificate key');
-    must(await kc(cp, ['run', 'join', ...flags, '--control-plane', '--wait-for-network'], { timeoutMs: 900_000, env: { KUBECEPTION_TOKEN: await token(), KUBECEPTION_CERTIFICATE_KEY: key } }), `control-plane join of ${cp.name}`);
+    must(await kc(cp, ['run', 'join', ...flags, '--control-plane', ...force, '--wait-for-network'], { timeoutMs: 900_000, env: { KUBECEPTION_TOKEN: await token(), KUBECEPTION_CERTIFICATE_KEY: key } }), `control-plane join of ${cp.name}`);
     say(`${cp.name} joined as a control-plane node`);
   }
   for (const w of workers) {

@@ -289,6 +289,34 @@ describe('bootstrap on the bed: bootstrap control plane → self-hosted → pivo
     }
   });
 
+  test('a kubelet setting the kubelet refuses: the run writes its previous config back, the kubelet runs again, exit 1 (`rolled-back`) naming it', async () => {
+    const applied = { distro: 'debian', networking: { plugin: 'none' }, apiServer: { extraSANs: ['api.reconfigured.example'], extraArgs: { 'event-ttl': '2h' } } };
+    const config = async () => (await host.exec(['cat', '/var/lib/kubelet/config.yaml'])).stdout;
+    const before = await config();
+    const pid = async () => (await host.exec(['systemctl', 'show', '-p', 'MainPID', '--value', 'kubelet'])).stdout.trim();
+    const pidBefore = await pid();
+    await writeConfig(host, { ...applied, kubelet: { extraConfig: { evictionHard: { 'memory.available': 'bogus' } } } });
+    try {
+      const t0 = Date.now();
+      const r = await kc(host, RUN, { timeoutMs: 600_000 });
+      console.log(`kubelet config rolled back in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      assert.equal(r.code, 1, `${r.stderr}\n${r.stdout.split('\n').slice(-10).join('\n')}`);
+      const failed = r.events.find((e) => e.event === 'step-failed') as { step?: string; code?: string; message?: string } | undefined;
+      assert.equal(failed?.step, 'kubelet-start');
+      assert.equal(failed?.code, 'rolled-back');
+      assert.match(failed?.message ?? '', /kubelet\.service: the kubelet did not run with the files this run wrote \(.*\); \/var\/lib\/kubelet\/config\.yaml were written back as they were/);
+      assert.equal(await config(), before, 'config.yaml as it was');
+      assert.equal((await host.exec(['systemctl', 'is-active', 'kubelet'])).stdout.trim(), 'active');
+      assert.notEqual(await pid(), pidBefore, 'the kubelet was restarted');
+      await eventually('the node Ready again', async () => {
+        const n = await json(host, 'get', 'node', host.name);
+        return n.status.conditions.find((c: any) => c.type === 'Ready')?.status === 'True' ? true : undefined;
+      }, 120_000);
+    } finally {
+      await writeConfig(host, applied);
+    }
+  });
+
   // A new kube-apiserver binds the shared port in its first second (before it opens storage) and
   // serves only once started: on a loaded host that is tens of seconds in which the kernel queues
   // half of all new connections — the kubelet's probes of both pods included — to an instance that

@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path';
 import { KUBELET_CONFIG } from '../../constants.ts';
-import { HostStateError } from '../../errors.ts';
+import { HostStateError, KubeceptionError, RolledBackError } from '../../errors.ts';
 import { clusterDNSIP } from '../../net/cidr.ts';
 import { toYaml } from '../../util/yaml.ts';
 import { parseKubeconfig, renderKubeconfig } from '../../k8s/kubeconfig.ts';
@@ -164,9 +164,17 @@ export async function writeKubeletFiles(ctx: Context<object, KubeletState>, opts
   // Before the kubelet (re)starts: with serverTLSBootstrap it serves only with a certificate of its store.
   changed.push(...(await ensureKubeletServingCert(ctx)));
   const kc = kubeletConfiguration({ ...config, kubelet: { ...config.kubelet, cgroupDriver } }, { cgroupV1 });
-  if (await writeThenPending(ctx, join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kc), { mode: 0o600 }, [restart])) changed.push('config.yaml');
+  // What a running kubelet runs with now, kept for kubelet-start to write back if it does not run with the new files.
+  const running = !ctx.dryRun && (await ctx.systemd.activeState(config.distro.units.kubelet)) === 'active';
+  const rewrite = async (path: string, text: string, then: PendingAction[]) => {
+    const before = running ? await files.read(path) : undefined;
+    const wrote = await writeThenPending(ctx, path, text, { mode: 0o600 }, then);
+    if (wrote && before !== undefined) ctx.state.kubeletPrevious = { ...ctx.state.kubeletPrevious, [path]: before };
+    return wrote;
+  };
+  if (await rewrite(join(config.distro.paths.kubeletConfigDir, KUBELET_CONFIG), toYaml(kc), [restart])) changed.push('config.yaml');
   crashPoint('config-written');
-  if (await writeThenPending(ctx, kubeletDropIn(config), renderKubeletDropIn(config, bin, opts), { mode: 0o600 }, ['daemon-reload', restart])) changed.push('unit drop-in');
+  if (await rewrite(kubeletDropIn(config), renderKubeletDropIn(config, bin, opts), ['daemon-reload', restart])) changed.push('unit drop-in');
   crashPoint('drop-in-written');
   if (await isPending(ctx, 'daemon-reload')) {
     await ctx.systemd.reload();
@@ -199,11 +207,36 @@ export async function startKubelet(ctx: Context<object, KubeletState>): Promise<
   const active = (await ctx.systemd.activeState(unit)) === 'active';
   const start = !active || (await kubeletRestartPending(ctx));
   try {
-    if (start) await restartKubelet(ctx, { restart: active });
+    if (start) await restartKubelet(ctx, { restart: active }).catch((err: unknown) => rollBackKubelet(ctx, err));
   } finally {
     // Part of the enable (a plan lists the enable alone, as for `systemctl enable`).
     if (enabled && !ctx.dryRun) await ctx.systemd.reload();
   }
   if (!start) return { changed: enabled, detail: `${unit} active` };
   return { changed: true, detail: `${unit} ${active ? 'restarted' : 'started'}` };
+}
+
+/**
+ * A kubelet that did not run with the files this run rewrote while it ran (it exits on a setting it
+ * refuses, e.g. a bad `kubelet.extraConfig` value): the previous files are written back, systemd
+ * reloaded if the drop-in was among them, and the kubelet restarted with them (its `/healthz`
+ * awaited as for any start); the pending restart is cleared. Rethrows `err` when there is nothing to
+ * write back (a first start, or the failure came before any file changed) or the run is interrupted.
+ * Host effects: `config.yaml` and/or the unit drop-in (0600) as they were; the kubelet restarted.
+ * @throws RolledBackError `rolled-back` (exit 1) naming the unit, the files and why the new ones failed.
+ */
+async function rollBackKubelet(ctx: Context<object, KubeletState>, err: unknown): Promise<never> {
+  const previous = ctx.state.kubeletPrevious;
+  if (!previous || !Object.keys(previous).length || ctx.signal.aborted || !(err instanceof KubeceptionError)) throw err;
+  const unit = ctx.config.distro.units.kubelet;
+  ctx.log.warn(`${unit}: ${err.why}; writing back its previous ${Object.keys(previous).join(', ')}`);
+  for (const [path, text] of Object.entries(previous)) await ctx.files.write(path, text, { mode: 0o600 });
+  if (kubeletDropIn(ctx.config) in previous) await ctx.systemd.reload();
+  await restartKubelet(ctx, { restart: true });
+  ctx.state.kubeletPrevious = undefined;
+  throw new RolledBackError('rolled-back', {
+    what: unit,
+    why: `the kubelet did not run with the files this run wrote (${err.why}); ${Object.keys(previous).join(' and ')} were written back as they were and it runs with them again`,
+    fix: `correct the kubelet setting in kubeception.config.ts (kubelet.extraConfig; why it exited: \`journalctl -u ${unit}\`), then run again`,
+  });
 }

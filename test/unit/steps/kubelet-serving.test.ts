@@ -23,7 +23,7 @@ async function setup(over: Parameters<typeof sampleConfig>[0] = {}) {
   dirs.push(pki, kubelet);
   const base = sampleConfig({ certificatesDir: pki, ...over });
   const config = { ...base, distro: { ...base.distro, paths: { ...base.distro.paths, kubeletConfigDir: kubelet } } };
-  const state: KubeletState = { kubeletRestart: false };
+  const state: KubeletState = { kubeletRestart: false, kubeletPrevious: undefined };
   const ctx = {
     config, state, files: new RealFiles(), log: { info: () => undefined, warn: () => undefined },
     sh: { exec: async (argv: string[]) => ({ code: 0, stdout: execFileSync(argv[0]!, argv.slice(1)).toString(), stderr: '' }) },
