@@ -89,8 +89,9 @@ export const SELF_HOSTED_COMPONENTS = [['DaemonSet', 'kube-apiserver'], ['Deploy
  *   converged run reads no check (three dry runs).
  * @returns the objects changed (`Kind/namespace/name`) and the workloads rolled.
  * @throws TimeoutError `rollout-timeout` naming the workload, its status and pods (`timeoutMs` per component).
- * @throws RolledBackError `rolled-back` (rollBack; not retried by the step's policy) naming the component, why its new pods failed,
- *   and that its previous spec serves again; the components after it are not applied.
+ * @throws RolledBackError `rolled-back` (rollBack; not retried by the step's policy) naming the component, why its new pods failed
+ *   (or, with `gate`, the checks that failed after its roll), and that its previous spec serves again; the components after it
+ *   are not applied.
  */
 export async function applyComponentByComponent(ctx: Context, api: Cluster, objects: KubernetesObject[], opts: { force?: boolean; afterFirst?: () => void; timeoutMs?: number; waitAll?: boolean; rollBack?: boolean; gate?: HealthGate } = {}): Promise<{ changed: string[]; rolled: string[] }> {
   const own = (o: KubernetesObject, c: string) => ['DaemonSet', 'Deployment'].includes(o.kind ?? '') && o.metadata?.name === c;
