@@ -192,21 +192,29 @@ export class Cluster {
   }
 
   /**
-   * Whether applying `obj` would change the live object: a server-side apply sent with `dryRun=All`
-   * (validated and computed by the server, persisted nowhere) compared with the object as read,
-   * without the fields the server maintains — as `plan` compares.
-   * @returns true when the object does not exist.
+   * Whether applying `obj` would change the live object ({@link serverDryRunApply}).
    * @throws KubeceptionError `apiserver-request` naming the object (e.g. a value the server refuses).
    */
   async wouldChange(obj: k8s.KubernetesObject): Promise<boolean> {
+    return (await this.serverDryRunApply(obj)).changed;
+  }
+
+  /**
+   * A server-side apply of `obj` sent with `dryRun=All` (validated and computed by the server,
+   * persisted nowhere), compared with the object as read, without the fields the server maintains.
+   * Shared by {@link wouldChange} and `plan`'s {@link DryRunCluster}.
+   * @returns the live object (undefined: none), the apply's result, and whether they differ.
+   * @throws KubeceptionError `apiserver-request` naming the object.
+   */
+  protected async serverDryRunApply(obj: k8s.KubernetesObject): Promise<{ before?: k8s.KubernetesObject; after: k8s.KubernetesObject; changed: boolean }> {
     const before = await this.read(obj as { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } });
-    if (!before) return true;
+    let after: k8s.KubernetesObject;
     try {
-      const after = await this.retrying(() => this.api.patch(obj, undefined, 'All', FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
-      return comparable(before) !== comparable(after);
+      after = await this.retrying(() => this.api.patch(obj, undefined, 'All', FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply));
     } catch (err) {
       throw apiError(`apply (dry run) ${refOf(obj)}`, err, this.server);
     }
+    return { before, after, changed: !before || comparable(before) !== comparable(after) };
   }
 
   /**
@@ -474,14 +482,8 @@ export class DryRunCluster extends Cluster {
       this.record('apply', obj);
       return { changed: true, after: obj };
     }
-    const before = await this.read(obj as Parameters<Cluster['read']>[0]);
-    let after: k8s.KubernetesObject;
-    try {
-      after = await this.api.patch(obj, undefined, 'All', FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
-    } catch (err) {
-      throw apiError(`apply (dry run) ${refOf(obj)}`, err, this.server);
-    }
-    if (before && comparable(before) === comparable(after)) return { changed: false, after };
+    const { before, after, changed } = await this.serverDryRunApply(obj);
+    if (!changed) return { changed: false, after };
     this.record(before ? 'update' : 'create', obj, before && fieldChanges(before, after));
     return { changed: true, after };
   }

@@ -22,10 +22,13 @@ export const GATED_CHECKS: readonly string[] = ['etcd', 'apiservers', 'controlle
 /** Longest wait for the gate to pass after a roll (ms). */
 export const GATE_TIMEOUT_MS = 60_000;
 
+/** The names of the gated checks that did not fail in `baseline`: those the gate holds a change to. Pure. */
+const heldTo = (baseline: readonly CheckResult[]) => new Set(baseline.filter((c) => c.state !== 'fail' && GATED_CHECKS.includes(c.name)).map((c) => c.name));
+
 /** The gated checks that did not fail in `baseline` and fail in `now`. Pure. */
 export function regressions(baseline: readonly CheckResult[], now: readonly CheckResult[]): CheckResult[] {
-  const passedBefore = new Set(baseline.filter((c) => c.state !== 'fail').map((c) => c.name));
-  return now.filter((c) => c.state === 'fail' && passedBefore.has(c.name) && GATED_CHECKS.includes(c.name));
+  const held = heldTo(baseline);
+  return now.filter((c) => c.state === 'fail' && held.has(c.name));
 }
 
 /** One line naming each regressed check and what it found. */
@@ -58,13 +61,13 @@ export function healthGate(gather: () => Promise<CheckResult[]>, timing: { timeo
     baseline: async () => (await gather()).filter((c) => GATED_CHECKS.includes(c.name)),
     async verify(baseline, signal) {
       const started = now();
-      const passedBefore = new Set(baseline.filter((c) => c.state !== 'fail').map((c) => c.name));
+      const held = heldTo(baseline);
       const firstRenewal = new Map<string, number>();
       for (;;) {
         const checks = await gather();
         const bad = regressions(baseline, checks);
         const unrenewed = checks.filter((c) => {
-          if (c.renewedAt === undefined || c.state === 'fail' || !passedBefore.has(c.name) || !GATED_CHECKS.includes(c.name)) return false;
+          if (c.renewedAt === undefined || c.state === 'fail' || !held.has(c.name)) return false;
           if (!firstRenewal.has(c.name)) firstRenewal.set(c.name, c.renewedAt);
           return c.renewedAt <= firstRenewal.get(c.name)!;
         });

@@ -95,6 +95,10 @@ describe("plan's field-level changes against a real apiserver (dry run, nothing 
     const after = await admin.read<KubernetesObject & { spec: { template: { spec: { containers: { command: string[] }[] } } } }>(live as Parameters<Cluster['read']>[0]);
     assert.ok(after, 'the live DaemonSet');
     assert.ok(!after.spec.template.spec.containers[0]?.command.includes('--event-ttl=2h'), 'the dry run persisted nothing');
+    // The health gate's question (Cluster.wouldChange): the same dry run, true for the new flags, false for the live spec.
+    assert.equal(await admin.wouldChange(wanted), true);
+    assert.equal(await admin.wouldChange(live), false);
+    assert.equal(await admin.wouldChange({ ...secret, metadata: { ...secret.metadata, name: 'plan-diff-absent' } } as KubernetesObject), true);
   });
 });
 
