@@ -62,6 +62,7 @@ const ARGS = {
   verbose: { type: 'boolean' },
   kubeconfig: { type: 'string' },
   nodes: { type: 'boolean' },
+  'max-unavailable': { type: 'string' },
   help: { type: 'boolean' },
   version: { type: 'boolean' },
 } as const;

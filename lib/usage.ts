@@ -47,8 +47,9 @@ export const USAGE = `usage:
                                                once its tokens have expired (--force: now)
   kubeception upgrade plan [vX.Y.Z] [--output json]   versions now and after, and the version-skew checks
   kubeception upgrade apply vX.Y.Z [--timeout 5m]    the control plane rolled to vX.Y.Z (rolled back on failure)
-                      [--nodes]                      then the Nodes' kubelets, in batches, by the node upgrade
-                                                     controller (a NodeUpgradePlan: \`upgrade status\`)
+                      [--nodes [--max-unavailable N]]  then the Nodes' kubelets, in batches of at most N
+                                                     (default 1), by the node upgrade controller (a
+                                                     NodeUpgradePlan: \`upgrade status\`)
   kubeception upgrade node [--kubeconfig FILE]       drain, kubelet config, restart, uncordon (after the distro
                                                      installed the cluster's kubelet version)
   kubeception upgrade status|pause|resume [NAME] [--kubeconfig FILE] [--output json]

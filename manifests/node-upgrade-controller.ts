@@ -94,7 +94,9 @@ export function nodeUpgradeControllerObjects(image: string, apiserverPort: numbe
           metadata: { labels: labels(NODE_UPGRADE_CONTROLLER_NAME) },
           spec: {
             serviceAccountName: NODE_UPGRADE_CONTROLLER_NAME, automountServiceAccountToken: true,
-            nodeSelector: pod.nodeSelector, tolerations: pod.tolerations, securityContext: pod.securityContext,
+            // It also tolerates a cordon: restarted while it upgrades the only control-plane node (cordoned
+            // by itself), it must come back there to lift that cordon.
+            nodeSelector: pod.nodeSelector, tolerations: [...(pod.tolerations ?? []), { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }], securityContext: pod.securityContext,
             containers: [{ ...pod.container, env: [...pod.container.env, { name: AGENT_IMAGE_ENV, value: image }, { name: AGENT_SITE_DIR_ENV, value: agent.siteDir }, { name: AGENT_COMMAND_ENV, value: JSON.stringify(agent.command) }], volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }] }],
             volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
           },

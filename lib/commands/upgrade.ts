@@ -22,9 +22,11 @@ import type { CliIO } from '../cli-io.ts';
 import type { ResolvedConfig } from '../types.ts';
 
 type Args = Record<string, unknown> & { _: string[] };
+/** The largest `--max-unavailable`: a bound against typos (the CRD only asks for at least 1). */
+const MAX_BATCH = 1000;
 
 const usage = (why: string) =>
-  new InputError('usage', { what: 'command line', why, fix: 'use `kubeception upgrade plan [vX.Y.Z] [--output json]`, `kubeception upgrade apply vX.Y.Z [--timeout 5m] [--nodes]`, `kubeception upgrade node [--kubeconfig FILE]` or `kubeception upgrade status|pause|resume [NAME]`' });
+  new InputError('usage', { what: 'command line', why, fix: 'use `kubeception upgrade plan [vX.Y.Z] [--output json]`, `kubeception upgrade apply vX.Y.Z [--timeout 5m] [--nodes [--max-unavailable N]]`, `kubeception upgrade node [--kubeconfig FILE]` or `kubeception upgrade status|pause|resume [NAME]`' });
 
 /**
  * `upgrade apply --nodes`, after the control plane is done: the node upgrade controller and the plan
@@ -38,6 +40,7 @@ async function rollNodes(ctxFor: (step: string, log: Logger, signal: AbortSignal
   const line = await startNodeRollout(await cluster(ctx, 'final'), version, {
     image: config.joinService.image, apiserverPort: config.localAPIEndpoint.bindPort,
     agent: { siteDir: siteDir(io.cwd, args.config as string | undefined), command: command ?? AGENT_DEFAULTS.command },
+    ...(args.maxUnavailable !== undefined && { spec: { maxUnavailable: Number(args.maxUnavailable) } }),
   });
   io.stderr(`${line}\n`);
   return ExitCode.ok;
@@ -51,6 +54,10 @@ export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, 
   if (sub !== 'plan' && sub !== 'apply' && sub !== 'node') throw usage(`upgrade needs plan, apply, node, status, pause or resume, not "${sub ?? ''}"`);
   if (sub === 'apply' && version === undefined) throw usage('upgrade apply needs the target version, e.g. v1.35.4');
   if (args.nodes !== undefined && sub !== 'apply') throw usage('--nodes goes with `upgrade apply vX.Y.Z`');
+  const maxUnavailable = args.maxUnavailable === undefined ? undefined : Number(args.maxUnavailable);
+  if (args.maxUnavailable !== undefined && args.nodes !== true) throw usage('--max-unavailable goes with `upgrade apply vX.Y.Z --nodes`');
+  if (maxUnavailable !== undefined && !(Number.isInteger(maxUnavailable) && maxUnavailable >= 1 && maxUnavailable <= MAX_BATCH))
+    throw usage(`--max-unavailable ${args.maxUnavailable} is not a whole number of Nodes from 1 to ${MAX_BATCH}`);
   if (sub === 'node' && version !== undefined) throw usage('upgrade node takes no version: the node follows the cluster (its kube-apiserver\'s version)');
   if (version !== undefined && !/^v\d+\.\d+\.\d+$/.test(version)) throw usage(`"${version}" is not a version like v1.35.4`);
   const timeoutMs = args.timeout === undefined ? undefined : parseDuration(String(args.timeout));

@@ -5,16 +5,22 @@
  * rolls and run again, converges while a prober in the worker hits the control plane's /readyz every
  * 100 ms (the longest gap is printed); every control-plane component then reports v1.35.4 and the
  * workload pod was not restarted; `upgrade node` on the worker after the "distro" installed the
- * v1.35.4 kubelet; `run bootstrap` with the old kubernetesVersion is refused, with the new one converges.
+ * v1.35.4 kubelet; then `upgrade apply v1.35.4 --nodes --max-unavailable 2` rolls the other three
+ * kubelets (the control plane's and two more workers') from inside the cluster — the node upgrade
+ * controller and its agent Jobs, the "distro" installing the kubelet from the site's task file — in two
+ * batches while a watcher checks a PodDisruptionBudget, with the controller's pod killed mid-batch;
+ * `run bootstrap` with the old kubernetesVersion is refused, with the new one converges.
  * One cluster for the file: each test builds on the one before.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bootHost, type Host } from '../bed/bed.ts';
+import { bootHost, CACHE_DIR, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { BED_FLANNEL_CNI_PLUGIN_IMAGE, TEST_IMAGE } from '../bed/addon-images.ts';
 import { importUpgradeImages, installKubelet, UPGRADE_COREDNS, UPGRADE_VERSION } from '../bed/upgrade.ts';
 import { kc, KC, SITE, writeConfig } from '../helpers/bed-cli.ts';
+import { DRAINED_ANNOTATION } from '../../lib/steps/upgrade/upgrade-node.ts';
+import { NODE_UPGRADE_CONTROLLER_NAME } from '../../manifests/node-upgrade-controller.ts';
 import { startProber } from '../helpers/prober.ts';
 import { printedJoin } from '../helpers/join-command.ts';
 
@@ -26,9 +32,53 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
 
+/**
+ * The site's tasks/upgrade-node.ts on the nodes the controller upgrades: the package's task with the
+ * bed's "distro" install of the kubelet after the drain (what a distro's package upgrade does there):
+ * a read-only bind mount of the target's kubelet over /usr/local/bin/kubelet, made by the host's
+ * systemd (`systemd-run`), so it lands in the host's mount namespace although the agent runs this task
+ * from its pod, chrooted into the host's `/`. Its preflight takes the older binary (installed later).
+ */
+const SITE_UPGRADE_NODE = `import { step, task } from 'kubeception/dsl';
+import { drainNode, kubeletBinaryAtTarget, nodeAtTarget, restartUpgradedKubelet, uncordonNode, upgradeKubeletConfig, upgradeNodePreflight } from 'kubeception/steps';
+
+export default task('upgrade-node', [
+  step('upgrade-node-preflight').run((ctx) => upgradeNodePreflight(ctx, { installedLater: true })),
+  step('drain').needs('upgrade-node-preflight').skipIf(nodeAtTarget).timeout(360_000).run(drainNode),
+  step('kubelet-install').needs('drain').skipIf(kubeletBinaryAtTarget).run(async (ctx) => {
+    const target = ctx.state.upgradeNode.target;
+    await ctx.sh.exec(['systemd-run', '--wait', '--collect', '--quiet', 'mount', '--bind', '-o', 'ro', '${CACHE_DIR}/k8s/' + target + '/bin/kubelet', '/usr/local/bin/kubelet'], { timeoutMs: 60_000 });
+    return { changed: true, detail: 'kubelet ' + target + ' bound over /usr/local/bin/kubelet' };
+  }),
+  step('kubelet-config').needs('kubelet-install').run(upgradeKubeletConfig),
+  step('kubelet-restart').needs('kubelet-config').timeout(240_000).run(restartUpgradedKubelet),
+  step('uncordon').needs('kubelet-restart').run(uncordonNode),
+]);
+`;
+/** Four replicas kept on `a` and `b`, spread evenly. */
+const PDB_WORKLOAD = (a: string, b: string) => ({
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'pdb-workload', namespace: 'default' },
+  spec: {
+    replicas: 4, selector: { matchLabels: { app: 'pdb-workload' } },
+    template: {
+      metadata: { labels: { app: 'pdb-workload' } },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [a, b] }] }] } } },
+        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'pdb-workload' } } }],
+        containers: [{ name: 'sleep', image: TEST_IMAGE, command: ['sleep', '1000000'] }],
+      },
+    },
+  },
+});
+const PDB = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'pdb-workload', namespace: 'default' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'pdb-workload' } } } };
+
 describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () => {
   let cp: Host;
   let w: Host;
+  /** Two more workers, rolled by the node upgrade controller (not by hand). */
+  let w2: Host;
+  let w3: Host;
   let t = Date.now();
   const kubectl = (...args: string[]) => cp.execOk(['kubectl', `--kubeconfig=${ADMIN}`, ...args], { timeoutMs: 60_000 });
   const json = async (...args: string[]) => JSON.parse(await kubectl(...args, '-o', 'json'));
@@ -47,15 +97,21 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
   };
 
   before(async () => {
-    [cp, w] = await Promise.all([bootHost({ name: 'u10cp', kubelet: { cni: 'none', version: FROM }, bootTimeoutMs: 180_000 }), bootHost({ name: 'u10w', kubelet: { cni: 'none', version: FROM }, bootTimeoutMs: 180_000 })]);
+    const host = (name: string) => bootHost({ name, kubelet: { cni: 'none', version: FROM }, bootTimeoutMs: 180_000 });
+    [cp, w, w2, w3] = await Promise.all([host('u10cp'), host('u10w'), host('u10w2'), host('u10w3')]);
+    // The agent Jobs run kubeception's image on every node they upgrade; the new kube-proxy runs everywhere.
     await Promise.all([importKubeceptionImage(cp), importUpgradeImages(cp), importUpgradeImages(w)]);
-    for (const h of [cp, w]) await writeConfig(h, CONFIG);
+    await Promise.all([w2, w3].map(async (h) => { await importKubeceptionImage(h); await importUpgradeImages(h); }));
+    for (const h of [cp, w, w2, w3]) await writeConfig(h, CONFIG);
+    for (const h of [cp, w2, w3]) await h.writeFile(`${SITE}/tasks/upgrade-node.ts`, SITE_UPGRADE_NODE);
     // 1.34 is kept for existing clusters only: this one is made on purpose, to upgrade it.
     const r = await kc(cp, ['run', 'bootstrap', '--ignore-preflight-errors', 'KubernetesVersionSupport'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
     const printed = printedJoin(r.stdout); // the token in KUBECEPTION_TOKEN
-    const j = await kc(w, ['run', 'join', ...printed.args, '--wait-for-network'], { timeoutMs: 600_000, env: printed.env });
-    assert.equal(j.code, 0, `join failed:\n${j.stderr}\n${j.stdout.slice(-2000)}`);
+    // One token per node (a token buys one node).
+    const tokens = [printed.env, ...(await Promise.all([w2, w3].map(async () => ({ KUBECEPTION_TOKEN: (await kc(cp, ['token', 'create'])).stdout.trim() }))))];
+    const joins = await Promise.all([w, w2, w3].map((h, i) => kc(h, ['run', 'join', ...printed.args, '--wait-for-network'], { timeoutMs: 600_000, env: tokens[i] })));
+    for (const [i, j] of joins.entries()) assert.equal(j.code, 0, `join of worker ${i + 1} failed:\n${j.stderr}\n${j.stdout.slice(-2000)}`);
     await kubectl('create', 'deployment', 'upgrade-workload', `--image=${TEST_IMAGE}`, '--', 'sleep', '1000000');
     await kubectl('patch', 'deployment', 'upgrade-workload', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { 'kubernetes.io/hostname': w.name } } } } }));
     await kubectl('rollout', 'status', 'deployment/upgrade-workload', '--timeout=180s');
@@ -63,7 +119,7 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
     console.log(`setup (2 hosts, bootstrap, join, workload): ${secs(Date.now() - t)}`);
   });
   after(async () => {
-    await Promise.all([cp, w].map((h) => h?.destroy()));
+    await Promise.all([cp, w, w2, w3].map((h) => h?.destroy()));
   });
 
   test('upgrade plan shows every component, the kubelets and etcd, and allows one minor up', async () => {
@@ -77,7 +133,7 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
     const row = (n: string) => plan.components.find((c: any) => c.name === n);
     for (const n of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy']) assert.deepEqual([row(n).current, row(n).target], [FROM, UPGRADE_VERSION], n);
     assert.equal(row('coredns').target, UPGRADE_COREDNS);
-    assert.deepEqual(plan.kubelets.map((k: any) => k.version).sort(), [FROM, FROM]);
+    assert.deepEqual(plan.kubelets.map((k: any) => k.version).sort(), [FROM, FROM, FROM, FROM]);
     assert.match(plan.etcd.version, /^3\./);
     const text = await cp.execOk(['node', KC, 'upgrade', 'plan', UPGRADE_VERSION], { cwd: SITE });
     console.log(text);
@@ -177,6 +233,67 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
       await w.exec(['rm', '-f', '/root/admin.conf']);
     }
     console.log(`upgrade node: ${secs(Date.now() - t)}`);
+  });
+
+  test(`upgrade apply ${UPGRADE_VERSION} --nodes --max-unavailable 2: the controller rolls the other three kubelets in two batches, the PodDisruptionBudget never broken, its pod killed mid-batch; no Node left cordoned`, async () => {
+    t = Date.now();
+    // Four replicas on the two workers the controller drains one after the other (two on each), a PDB
+    // allowing one unavailable: every eviction of a drain must wait for the last one's replacement.
+    await cp.execOk(['sh', '-c', `kubectl --kubeconfig=${ADMIN} apply -f - <<'EOF'\n${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [PDB_WORKLOAD(w2.name, w3.name), PDB] })}\nEOF`]);
+    await kubectl('rollout', 'status', 'deployment/pdb-workload', '--timeout=180s');
+    // The watcher: in the control-plane host every 0.5 s, the workload's pods (name, Ready, terminating).
+    await cp.execOk(['systemd-run', '--unit=pdb-watch', '--collect', 'sh', '-c', `while :; do date +%s.%N; kubectl --kubeconfig=${ADMIN} get pods -l app=pdb-workload -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status} {.metadata.deletionTimestamp}{"\\n"}{end}'; echo ---; sleep 0.5; done > /root/pdb-watch.log 2>&1`]);
+    try {
+      const apply = await kc(cp, ['upgrade', 'apply', UPGRADE_VERSION, '--nodes', '--max-unavailable', '2'], { timeoutMs: 600_000 });
+      assert.equal(apply.code, 0, `${apply.stderr}\n${apply.stdout.slice(-2000)}`);
+      assert.match(apply.stderr, /NodeUpgradePlan kubelet created/);
+      const plan = async () => json('get', 'nodeupgradeplan', 'kubelet');
+      // Kill the controller's pod once an agent of the first batch runs.
+      const controllerPod = async () => ((await json('-n', 'kube-system', 'get', 'pods', '-l', `app.kubernetes.io/name=${NODE_UPGRADE_CONTROLLER_NAME}`)).items as any[]).filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name as string);
+      let killed: string[] = [];
+      for (let i = 0; i < 600 && !killed.length; i++) {
+        const st = (await plan()).status ?? {};
+        assert.notEqual(st.phase, 'Failed', JSON.stringify(st));
+        if ((st.nodes ?? []).some((n: any) => n.batch === 1 && n.phase === 'Upgrading')) {
+          killed = await controllerPod();
+          await kubectl('-n', 'kube-system', 'delete', 'pod', ...killed, '--grace-period=0', '--force');
+        } else await sleep(1_000);
+      }
+      assert.equal(killed.length, 1, 'killed the controller while batch 1 upgraded');
+      let st: any = {};
+      for (let i = 0; i < 900; i++) {
+        st = (await plan()).status ?? {};
+        if (st.phase === 'Complete' || st.phase === 'Failed') break;
+        await sleep(1_000);
+      }
+      const rolled = Date.now() - t;
+      console.log(`rollout: ${secs(rolled)}; status:\n${JSON.stringify(st, null, 1)}`);
+      assert.equal(st.phase, 'Complete', JSON.stringify(st));
+      const batches = Object.fromEntries((st.nodes as any[]).map((n) => [n.name, [n.batch, n.phase]]));
+      assert.deepEqual(batches, { [cp.name]: [1, 'Done'], [w2.name]: [1, 'Done'], [w3.name]: [2, 'Done'] });
+      const now = await controllerPod();
+      assert.ok(now.length === 1 && now[0] !== killed[0], `a new controller pod finished it (killed ${killed}, now ${now})`);
+      for (const n of (await json('get', 'nodes')).items as any[]) {
+        assert.equal(n.status.nodeInfo.kubeletVersion, UPGRADE_VERSION, n.metadata.name);
+        assert.equal(n.status.conditions.find((c: any) => c.type === 'Ready').status, 'True', n.metadata.name);
+        assert.notEqual(n.spec.unschedulable, true, `${n.metadata.name} left cordoned`);
+        assert.equal(n.metadata.annotations?.[DRAINED_ANNOTATION], undefined, n.metadata.name);
+      }
+      const jobs = ((await json('-n', 'kube-system', 'get', 'jobs', '-l', 'kubeception.io/plan=kubelet')).items as any[]).map((j) => `${j.metadata.annotations['kubeception.io/node']} succeeded=${j.status.succeeded ?? 0}`).sort();
+      assert.deepEqual(jobs, [cp.name, w2.name, w3.name].map((n) => `${n} succeeded=1`).sort());
+      // The site's kubelet-install ran on each of them (the "distro" installed the kubelet).
+      for (const h of [cp, w2, w3]) assert.match(await h.execOk(['/usr/local/bin/kubelet', '--version']), new RegExp(UPGRADE_VERSION.replace(/\./g, '\\.')));
+    } finally {
+      await cp.exec(['systemctl', 'stop', 'pdb-watch']);
+    }
+    // Every sample: at least 3 of the 4 pods Ready and not terminating (the PDB's maxUnavailable 1).
+    const samples = (await cp.readFile('/root/pdb-watch.log')).split('---\n').map((x) => x.trim().split('\n')).filter((l) => /^\d+\.\d+$/.test(l[0] ?? ''));
+    const healthy = samples.map((l) => [l[0], l.slice(1).filter((x) => / True\s*$/.test(x)).length] as const);
+    const worst = healthy.reduce((a, b) => (b[1] < a[1] ? b : a));
+    console.log(`PDB watcher: ${samples.length} samples, fewest healthy pods ${worst[1]} (at ${worst[0]})`);
+    assert.ok(samples.length > 20, `the watcher sampled: ${samples.length}`);
+    assert.ok(worst[1] >= 3, `the PodDisruptionBudget was broken: ${worst[1]} healthy pods at ${worst[0]}:\n${samples.find((l) => l[0] === worst[0])?.join('\n')}`);
+    console.log(`upgrade apply --nodes, 3 kubelets in 2 batches: ${secs(Date.now() - t)}`);
   });
 
   test('run bootstrap with the old kubernetesVersion is refused (KubernetesVersion, exit 2); with the new one it converges', async () => {

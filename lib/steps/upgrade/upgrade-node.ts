@@ -22,6 +22,9 @@ import type { Context } from '../../context.ts';
 import type { UpgradeNodeContext } from '../contexts.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
 import { MANAGED_BY } from '../../../manifests/common.ts';
+import { CSR_APPROVER_NAME } from '../../../manifests/csr-approver.ts';
+import { JOIN_SERVICE_NAME } from '../../../manifests/join-service.ts';
+import { NODE_UPGRADE_AGENT_NAME, NODE_UPGRADE_CONTROLLER_NAME } from '../../../manifests/node-upgrade-controller.ts';
 import { SELF_HOSTED_COMPONENTS } from '../self-hosted/self-hosted.ts';
 
 /** Annotation on a Node cordoned by `upgrade node` (only such a cordon is lifted by it). */
@@ -88,16 +91,27 @@ export async function nodeAtTarget(ctx: UpgradeNodeContext): Promise<string | fa
  * and the kubelet's restart does not stop its containers. Evicted, its replacement waits for the
  * uncordon and a scheduler — on one control-plane node, the scheduler just evicted (seen on the bed:
  * kube-controller-manager and kube-scheduler Pending for good after `upgrade node`, the next upgrade's
- * DaemonSet roll never observed).
+ * DaemonSet roll never observed). Likewise kubeception's own control-plane services (join service, CSR
+ * approver, node upgrade controller), and the node upgrade agent's pod, which runs this very drain
+ * when the controller upgrades the node (evicted, the upgrade would die with it).
  */
 export function drainSkipReason(p: V1Pod): string | undefined {
   if (p.metadata?.ownerReferences?.some((o) => o.kind === 'DaemonSet')) return 'DaemonSet pod';
   if (p.metadata?.annotations?.['kubernetes.io/config.mirror']) return 'static pod';
   const l = p.metadata?.labels ?? {};
-  if (p.metadata?.namespace === 'kube-system' && l.tier === 'control-plane' && l[MANAGED_BY_KEY] === MANAGED_BY[MANAGED_BY_KEY] && SELF_HOSTED_COMPONENTS.some(([, c]) => c === l.component))
-    return 'self-hosted control-plane pod';
+  const ours = p.metadata?.namespace === 'kube-system' && l[MANAGED_BY_KEY] === MANAGED_BY[MANAGED_BY_KEY];
+  if (ours && l.tier === 'control-plane' && SELF_HOSTED_COMPONENTS.some(([, c]) => c === l.component)) return 'self-hosted control-plane pod';
+  if (ours && l[NAME_KEY] === NODE_UPGRADE_AGENT_NAME) return 'the node upgrade agent (it runs this upgrade)';
+  if (ours && OWN_SERVICES.includes(l[NAME_KEY] ?? '')) return "kubeception's control-plane service";
   return undefined;
 }
+const NAME_KEY = 'app.kubernetes.io/name';
+/**
+ * kubeception's own Deployments pinned to control-plane nodes. Evicted from the only control-plane node
+ * they could not come back until its uncordon — the node upgrade controller that would lift it least of
+ * all (it would wait for itself) — so on a control-plane node they stay, as the self-hosted plane does.
+ */
+const OWN_SERVICES: readonly string[] = [JOIN_SERVICE_NAME, CSR_APPROVER_NAME, NODE_UPGRADE_CONTROLLER_NAME];
 const MANAGED_BY_KEY = 'app.kubernetes.io/managed-by';
 
 /**

@@ -43,3 +43,18 @@ test('pause with a --kubeconfig that does not exist: exit 2 naming it; an unknow
   assert.equal(u.code, 2);
   assert.match(u.stderr, /upgrade needs plan, apply, node, status, pause or resume, not "bogus"/);
 });
+
+test('--max-unavailable: only with `upgrade apply --nodes`, a whole number from 1 to 1000; refused (exit 2) before any request', async () => {
+  for (const [args, why] of [
+    [['upgrade', 'apply', 'v1.37.2', '--max-unavailable', '2'], /--max-unavailable goes with `upgrade apply vX.Y.Z --nodes`/],
+    [['upgrade', 'node', '--max-unavailable', '2'], /--max-unavailable goes with/],
+    [['upgrade', 'apply', 'v1.37.2', '--nodes', '--max-unavailable', '0'], /--max-unavailable 0 is not a whole number of Nodes from 1 to 1000/],
+    [['upgrade', 'apply', 'v1.37.2', '--nodes', '--max-unavailable', '1.5'], /--max-unavailable 1\.5 is not/],
+    [['upgrade', 'apply', 'v1.37.2', '--nodes', '--max-unavailable', 'two'], /--max-unavailable two is not/],
+    [['upgrade', 'apply', 'v1.37.2', '--nodes', '--max-unavailable', '1001'], /--max-unavailable 1001 is not/],
+  ] as const) {
+    const r = await cli([...args]);
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, why);
+  }
+});

@@ -51,6 +51,8 @@ test("the controller: one replica, never two at once, its image passed to the ag
   const objs = nodeUpgradeControllerObjects('reg/kubeception:v1', 6443, { siteDir: '/root/site', command: ['node', '/opt/kc/bin/kubeception.js'] });
   const d = objs.find((o) => o.kind === 'Deployment') as ReturnType<typeof nodeUpgradeControllerObjects>[number] & { spec: { replicas: number; strategy: { type: string }; template: { spec: { containers: { args: string[]; env: { name: string; value?: string }[] }[] } } } };
   assert.deepEqual([d.spec.replicas, d.spec.strategy.type], [1, 'Recreate']);
+  // Restarted while its only control-plane node is cordoned (by itself, upgrading it), it comes back there.
+  assert.ok((d.spec.template.spec as { tolerations?: { key?: string; effect?: string }[] }).tolerations?.some((t) => t.key === 'node.kubernetes.io/unschedulable' && t.effect === 'NoSchedule'));
   assert.deepEqual(d.spec.template.spec.containers[0]!.args, ['node-upgrade-controller']);
   const env = (n: string) => d.spec.template.spec.containers[0]!.env.find((e) => e.name === n)?.value;
   assert.equal(env(AGENT_IMAGE_ENV), 'reg/kubeception:v1');

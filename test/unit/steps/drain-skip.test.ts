@@ -25,3 +25,15 @@ test('look-alikes are evicted: another namespace, another manager, another compo
   ])
     assert.equal(drainSkipReason(p), undefined, JSON.stringify(p.metadata));
 });
+
+test("kubeception's own control-plane services and the node upgrade agent stay; look-alikes outside kube-system or not ours go", () => {
+  assert.equal(drainSkipReason(pod('kube-system', { 'app.kubernetes.io/name': 'kubeception-node-upgrade-agent', ...managed })), 'the node upgrade agent (it runs this upgrade)');
+  for (const name of ['kubeception-join', 'kubeception-csr-approver', 'kubeception-node-upgrade-controller'])
+    assert.equal(drainSkipReason(pod('kube-system', { 'app.kubernetes.io/name': name, ...managed })), "kubeception's control-plane service", name);
+  for (const p of [
+    pod('default', { 'app.kubernetes.io/name': 'kubeception-node-upgrade-agent', ...managed }),
+    pod('kube-system', { 'app.kubernetes.io/name': 'kubeception-node-upgrade-controller' }),
+    pod('kube-system', { 'app.kubernetes.io/name': 'kubeception-other', ...managed }),
+  ])
+    assert.equal(drainSkipReason(p), undefined, JSON.stringify(p.metadata));
+});
