@@ -3,7 +3,8 @@
 # the same layout as the Containerfile (/app with bin/kubeception.js, the precompiled JavaScript build
 # dist/, package.json and the production node_modules without the TypeScript loader — nothing is
 # compiled in the pod; node at /usr/local/bin/node; user 65534; entrypoint `node /app/bin/kubeception.js`),
-# but node is this machine's /usr/bin/node plus the libraries ldd names and the loader, and node_modules
+# but node is this machine's /usr/bin/node plus the libraries ldd names and the loader (and, for the node
+# upgrade agent, the machine's dash as /bin/sh, mkdir, cp, cat, rm and chroot), and node_modules
 # is the checkout's, minus devDependencies and tsx/esbuild. Runs `npm run build` first (≈2 s).
 #
 # Output: a docker-archive for `ctr -n k8s.io images import` (the `localhost/` prefix survives containerd's
@@ -50,11 +51,18 @@ fill_rootfs() {
   printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
   printf 'hosts: files dns\n' >"$root/etc/nsswitch.conf"
   install -m 0755 "$NODE_BIN" "$root/usr/local/bin/node"
-  # The loader and libc/libstdc++/libm/libgcc_s/libdl/libpthread, at the paths ldd reports.
+  # What the Containerfile's Debian base gives the node upgrade agent's script
+  # (manifests/node-upgrade-controller.ts: /bin/sh, mkdir, cp, cat, rm, chroot): this machine's.
+  mkdir -p "$root/bin" "$root/usr/sbin"
+  install -m 0755 "$(readlink -f /bin/dash)" "$root/bin/sh"
+  for b in mkdir cp cat rm; do install -m 0755 "$(readlink -f "$(command -v "$b")")" "$root/bin/$b"; done
+  install -m 0755 "$(readlink -f "$(command -v chroot)")" "$root/usr/sbin/chroot"
+  # The loader and the libraries node and those tools link (libc, libstdc++, libm, libgcc_s, libacl,
+  # libselinux…), at the paths ldd reports.
   while read -r lib; do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
-  done < <(ldd "$NODE_BIN" | grep -oE '/[^ ]+' | sort -u)
+  done < <(for b in "$NODE_BIN" /bin/dash "$(command -v mkdir)" "$(command -v cp)" "$(command -v cat)" "$(command -v rm)" "$(command -v chroot)"; do ldd "$(readlink -f "$b")"; done | grep -oE '/[^ ]+' | sort -u)
   (cd "$REPO" && cp -a --parents "${RUNTIME[@]}" "$root/app/")
   local pkgs; mapfile -t pkgs < <(production_packages)
   ((${#pkgs[@]})) || { log "no production packages in $REPO/node_modules: run npm ci first"; exit 1; }

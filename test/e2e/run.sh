@@ -2,10 +2,13 @@
 # npm run test:e2e — builds the bed if needed (cached: apt packages, Kubernetes binaries, images),
 # then runs the end-to-end suites (test/e2e/*.test.ts) on real kubelets in bed hosts.
 #
-# Suites boot their own, differently named hosts, so they run in two lanes at once (the machine has 2
-# cores; a suite mostly waits on pods). Each suite's wall time is printed (`=== e2e <file>: N s, rc`),
-# and the run fails if any gating suite fails. KUBECEPTION_E2E_LANES=1 runs them one after another;
-# arguments name a subset of suite files.
+# Suites boot their own, differently named hosts, so they run in three lanes at once: a suite mostly
+# waits on pods and rolls. Measured 2026-12-07 (cold CI of 432064a, 2 cores): with two lanes the cores
+# were 21–61 % idle once the background Go builds were done (per-minute samples of /proc/stat), and the
+# suites that ran beside those nice'd builds (≈ 45 % of the cores) took as long as in a warm run. Each
+# suite's wall time is printed (`=== e2e <file>: N s, rc`), and the run fails if any gating suite
+# fails. KUBECEPTION_E2E_LANES=N sets the lanes (1: one after another); arguments name a subset of
+# suite files.
 #
 # NOT_GATING lists suites that have not yet passed on the merged code of main (written on branches
 # that were merged at the end of a session): they run and their results are printed, marked
@@ -17,7 +20,7 @@ cd "$(dirname "$0")/../.."
 
 files=("$@")
 ((${#files[@]})) || mapfile -t files < <(ls test/e2e/*.test.ts)
-lanes=${KUBECEPTION_E2E_LANES:-2}
+lanes=${KUBECEPTION_E2E_LANES:-3}
 NOT_GATING=()
 gating() { local n; for n in "${NOT_GATING[@]}"; do [[ $n == "$1" ]] && return 1; done; return 0; }
 logdir=$(mktemp -d /tmp/kc-e2e.XXXXXX)
@@ -25,14 +28,24 @@ logdir=$(mktemp -d /tmp/kc-e2e.XXXXXX)
 # KUBECEPTION_E2E_WAIT_FOR=<file>: the upgrade suites' versions are still being built (.ci/run starts
 # test/bed/setup-upgrade.sh in the background); that build writes its exit code into <file>. The suites
 # that need it (upgrade*) run last in their lanes and wait for the file; the others do not wait.
+# KUBECEPTION_E2E_WAIT_FOR_CONFORMANCE=<file>: likewise for the conformance build (e2e.test, ginkgo, the
+# images), which the conformance-smoke suite waits for.
 wait_for=${KUBECEPTION_E2E_WAIT_FOR:-}
+wait_for_conformance=${KUBECEPTION_E2E_WAIT_FOR_CONFORMANCE:-}
 # The kubic suite waits too: its kubic worker starts with the chain's v1.34.4 kubelet (upgrade node).
-needs_build() { [[ -n $wait_for && ( $1 == upgrade* || $1 == kubic ) ]]; }
+build_file() { # build_file <suite>: the file it waits for, if any
+  case $1 in
+    upgrade* | kubic) echo "$wait_for" ;;
+    conformance-smoke) echo "$wait_for_conformance" ;;
+  esac
+}
+needs_build() { [[ -n $(build_file "$1") ]]; }
 await_build() { # await_build <suite>: 0 once the build succeeded
-  local t=$SECONDS
-  while [[ ! -s $wait_for ]]; do sleep 5; done
-  printf '=== e2e %s waited %d s for the upgrade versions build (rc %s)\n' "$1" $((SECONDS - t)) "$(cat "$wait_for")"
-  [[ $(cat "$wait_for") == 0 ]]
+  local t=$SECONDS f
+  f=$(build_file "$1")
+  while [[ ! -s $f ]]; do sleep 5; done
+  printf '=== e2e %s waited %d s for its build (rc %s)\n' "$1" $((SECONDS - t)) "$(cat "$f")"
+  [[ $(cat "$f") == 0 ]]
 }
 
 # One lane: its suites one after another; per-suite time and exit code to stdout, output to a log file.
@@ -42,7 +55,7 @@ lane() {
     local name start r
     name=$(basename "$f" .test.ts)
     if needs_build "$name" && ! await_build "$name"; then
-      echo "the upgrade versions build failed: $name not run" >"$logdir/$name.log"
+      echo "its build (upgrade versions or conformance) failed: $name not run" >"$logdir/$name.log"
       printf '=== e2e %s: not run, rc 1\n' "$f"; rc=1; continue
     fi
     start=$SECONDS
@@ -60,15 +73,13 @@ lane() {
 # Each suite goes to the lane with the least work so far, longest first (LPT: the lanes end within one
 # short suite of each other); in each lane the suites that wait for the upgrade build run after the
 # others. (Until 2026-12-07 the waiting suites were placed first, which left the lanes ≈ 36 and 42 min.)
-# Weights: each suite's seconds in the cold CI run of 2026-12-07 on a fresh clone of 4098c59 (two lanes,
-# the upgrade versions and conformance builds beside the first half; green in 71.6 min; unlisted suites
-# count 300). Hardening's 592 s shared the cores with the Go build (362 s alone, 2026-12-04).
-# The bootstrap suite is weighed 470 s since the surge test was added (473 s in a two-lane run, 2026-12-07),
-# 580 s since the health-gate test (a leaderless kube-controller-manager rolled back: 151 s with the Go
-# builds beside it); network 235 s with the flannel backend roll.
-declare -A seconds=([hardening]=592 [certs]=546 [upgrade-chain]=420 [bootstrap]=580 [kubic]=351 [upgrade]=318 [ha]=317
-  [etcd-restore]=275 [crash]=270 [join]=222 [network]=235 [runtime-state]=175 [security]=164 [kubelet-serving]=161
-  [reset]=147 [recovery]=124 [site]=75 [deno]=67)
+# Weights: each suite's seconds in the cold CI run of 2026-12-07 on a fresh clone of 432064a (two lanes,
+# the upgrade versions and conformance builds beside the first 30 min; 121/121 in 41.4 min); unlisted
+# suites count 300. The upgrade suite adds ≈ UPGRADE_EXTRA s for the in-cluster node rollout (two more
+# workers, two batches); conformance-smoke is its 3.6 min alone plus the lane's load.
+declare -A seconds=([bootstrap]=636 [certs]=544 [hardening]=533 [upgrade-chain]=445 [upgrade]=UPGRADE_TOTAL [kubic]=315 [ha]=313
+  [conformance-smoke]=260 [network]=254 [etcd-restore]=229 [crash]=225 [join]=214 [runtime-state]=170 [kubelet-serving]=156
+  [reset]=143 [security]=138 [recovery]=133 [site]=62 [deno]=60)
 declare -a lane_files lane_waiting lane_load
 for ((l = 0; l < lanes; l++)); do lane_files[l]=""; lane_waiting[l]=""; lane_load[l]=0; done
 while read -r _ f; do

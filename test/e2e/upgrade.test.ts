@@ -116,7 +116,7 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
     await kubectl('patch', 'deployment', 'upgrade-workload', '-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: { 'kubernetes.io/hostname': w.name } } } } }));
     await kubectl('rollout', 'status', 'deployment/upgrade-workload', '--timeout=180s');
     await kubectl('-n', 'kube-system', 'rollout', 'status', 'deployment/coredns', '--timeout=300s');
-    console.log(`setup (2 hosts, bootstrap, join, workload): ${secs(Date.now() - t)}`);
+    console.log(`setup (4 hosts, bootstrap, 3 joins, workload): ${secs(Date.now() - t)}`);
   });
   after(async () => {
     await Promise.all([cp, w, w2, w3].map((h) => h?.destroy()));
@@ -268,7 +268,11 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
       }
       const rolled = Date.now() - t;
       console.log(`rollout: ${secs(rolled)}; status:\n${JSON.stringify(st, null, 1)}`);
-      assert.equal(st.phase, 'Complete', JSON.stringify(st));
+      if (st.phase !== 'Complete') {
+        const agents = await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'logs', '-l', 'app.kubernetes.io/name=kubeception-node-upgrade-agent', '--prefix', '--tail=40']);
+        const controller = await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'logs', `deployment/${NODE_UPGRADE_CONTROLLER_NAME}`, '--tail=40']);
+        assert.fail(`the rollout ended ${st.phase ?? 'nowhere'}: ${JSON.stringify(st.conditions)}\nagents:\n${agents.stdout}${agents.stderr}\ncontroller:\n${controller.stdout}${controller.stderr}`);
+      }
       const batches = Object.fromEntries((st.nodes as any[]).map((n) => [n.name, [n.batch, n.phase]]));
       assert.deepEqual(batches, { [cp.name]: [1, 'Done'], [w2.name]: [1, 'Done'], [w3.name]: [2, 'Done'] });
       const now = await controllerPod();
@@ -279,8 +283,11 @@ describe(`upgrade ${FROM} → ${UPGRADE_VERSION}`, { timeout: 3_000_000 }, () =>
         assert.notEqual(n.spec.unschedulable, true, `${n.metadata.name} left cordoned`);
         assert.equal(n.metadata.annotations?.[DRAINED_ANNOTATION], undefined, n.metadata.name);
       }
-      const jobs = ((await json('-n', 'kube-system', 'get', 'jobs', '-l', 'kubeception.io/plan=kubelet')).items as any[]).map((j) => `${j.metadata.annotations['kubeception.io/node']} succeeded=${j.status.succeeded ?? 0}`).sort();
-      assert.deepEqual(jobs, [cp.name, w2.name, w3.name].map((n) => `${n} succeeded=1`).sort());
+      // A Node is Done once Ready at the target; its agent still lifts its own cordon and exits.
+      const jobs = async () => ((await json('-n', 'kube-system', 'get', 'jobs', '-l', 'kubeception.io/plan=kubelet')).items as any[]).map((j) => `${j.metadata.annotations['kubeception.io/node']} succeeded=${j.status.succeeded ?? 0}`).sort();
+      const want = [cp.name, w2.name, w3.name].map((n) => `${n} succeeded=1`).sort();
+      for (let i = 0; i < 60 && JSON.stringify(await jobs()) !== JSON.stringify(want); i++) await sleep(1_000);
+      assert.deepEqual(await jobs(), want);
       // The site's kubelet-install ran on each of them (the "distro" installed the kubelet).
       for (const h of [cp, w2, w3]) assert.match(await h.execOk(['/usr/local/bin/kubelet', '--version']), new RegExp(UPGRADE_VERSION.replace(/\./g, '\\.')));
     } finally {
