@@ -88,6 +88,36 @@ export function cgroupPids(dirs: readonly string[]): number[] {
   return [...pids];
 }
 
+/**
+ * Thaws every frozen cgroup (v1 freezer `freezer.state`, cgroup2 `cgroup.freeze`) in the trees below
+ * dirs: a frozen task ignores SIGKILL until thawed. runc freezes a container while it changes its
+ * cgroups; a host stopped in that moment leaves the container frozen (seen on the bed: a `runc init`
+ * in a FROZEN freezer cgroup kept the host's cgroups busy for good).
+ * @returns how many it thawed.
+ */
+export function thawCgroups(dirs: readonly string[]): number {
+  let thawed = 0;
+  const walk = (d: string) => {
+    let entries: string[];
+    try {
+      entries = readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+      if (existsSync(`${d}/freezer.state`) && readFileSync(`${d}/freezer.state`, 'utf8').trim() !== 'THAWED') {
+        writeFileSync(`${d}/freezer.state`, 'THAWED');
+        thawed++;
+      }
+      if (existsSync(`${d}/cgroup.freeze`) && readFileSync(`${d}/cgroup.freeze`, 'utf8').trim() === '1') {
+        writeFileSync(`${d}/cgroup.freeze`, '0');
+        thawed++;
+      }
+    } catch {
+      return;
+    }
+    for (const e of entries) walk(`${d}/${e}`);
+  };
+  for (const d of dirs) walk(d);
+  return thawed;
+}
+
 /** Removes the cgroup trees (deepest first); then the shared parent if it is empty. Throws if busy. */
 export function removeCgroups(dirs: readonly string[]): void {
   const rm = (d: string) => {

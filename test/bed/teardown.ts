@@ -4,7 +4,7 @@
  * ever signalled.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { cgroupPids, removeCgroups } from './cgroups.ts';
+import { cgroupPids, removeCgroups, thawCgroups } from './cgroups.ts';
 import { removeBedNet, removeHostNet } from './net.ts';
 import { alive, run, runOk, signal, sleep, waitFor } from './proc.ts';
 import { BED_ROOT, diskDir, type HostState, HOSTS_DIR, hostDir, listStates, readState, withLock, writeState } from './state.ts';
@@ -26,10 +26,12 @@ export async function stopHost(s: HostState, timeoutMs: number): Promise<void> {
   }
   signal(s.nspawn, 'SIGKILL');
   await waitFor(() => !alive(s.nspawn), 5_000, 50);
-  // Anything left in the host's cgroups (e.g. an exec'd command) was started through the bed.
+  // Anything left in the host's cgroups (e.g. an exec'd command) was started through the bed; a frozen
+  // container is thawed first (a frozen task ignores SIGKILL).
   for (let i = 0; i < 20; i++) {
     const left = cgroupPids(s.cgroups);
     if (left.length === 0) break;
+    thawCgroups(s.cgroups);
     for (const p of left) {
       try {
         process.kill(p, 'SIGKILL');
@@ -46,6 +48,31 @@ async function isMounted(path: string): Promise<boolean> {
   return (await run(['mountpoint', '-q', path])).code === 0;
 }
 
+/**
+ * Removes the host's cgroup trees; while one is busy (EBUSY: a process of it has not exited yet — a
+ * SIGKILLed process on a loaded machine, or a frozen one, as seen in a three-lane e2e run), the trees are
+ * thawed, their processes killed again and the removal retried, for up to `timeoutMs`.
+ * @throws the last EBUSY (or any other error of rmdir) after that.
+ */
+async function removeCgroupsOnceEmpty(dirs: readonly string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      removeCgroups(dirs);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EBUSY' || Date.now() > deadline) throw err;
+    }
+    thawCgroups(dirs);
+    for (const p of cgroupPids(dirs)) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {}
+    }
+    await sleep(200);
+  }
+}
+
 /** Stops the host and removes its mounts, netns, cgroups and files; the bed network with the last host. */
 export async function destroyHost(name: string): Promise<void> {
   const s = readState(name);
@@ -54,7 +81,7 @@ export async function destroyHost(name: string): Promise<void> {
     const disk = diskDir(name);
     while (await isMounted(disk)) await runOk(['umount', disk]);
     await removeHostNet(name);
-    if (s) removeCgroups(s.cgroups);
+    if (s) await removeCgroupsOnceEmpty(s.cgroups, 30_000);
     rmSync(hostDir(name), { recursive: true, force: true });
     if (listStates().length === 0) {
       await removeBedNet();
