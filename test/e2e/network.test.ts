@@ -150,6 +150,10 @@ describe('CoreDNS and flannel on a control plane and two workers', { timeout: 1_
       const ps = await flannelPods();
       return ps.length === 3 && ps.every((p) => !before.has(p.metadata.uid) && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')) ? true : undefined;
     }, () => kubectl(cp, '-n', 'kube-system', 'get', 'pods', '-l', 'k8s-app=flannel', '-o', 'wide'));
+    // flanneld writes its Node's backend annotation after it starts; a pod may be Ready before (seen in a
+    // three-lane CI run: d8w1 still said vxlan right after its new pod was Ready).
+    const backends = async () => Promise.all([cp, w1, w2].map(async (h) => `${h.name} ${(await getJson(cp, 'node', h.name)).metadata.annotations['flannel.alpha.coreos.com/backend-type']}`));
+    await waitFor('every Node annotated backend-type host-gw by its flanneld', 60_000, async () => ((await backends()).every((b) => b.endsWith(' host-gw')) ? true : undefined), async () => (await backends()).join(', '));
     for (const h of [cp, w1, w2]) assert.equal((await getJson(cp, 'node', h.name)).metadata.annotations['flannel.alpha.coreos.com/backend-type'], 'host-gw', h.name);
     const esc = (s: string) => s.replace(/\./g, '\\.');
     const routes = await waitFor('worker 1 routes its peers\' pod ranges via their node addresses', 60_000, async () => {
