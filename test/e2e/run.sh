@@ -2,13 +2,16 @@
 # npm run test:e2e — builds the bed if needed (cached: apt packages, Kubernetes binaries, images),
 # then runs the end-to-end suites (test/e2e/*.test.ts) on real kubelets in bed hosts.
 #
-# Suites boot their own, differently named hosts, so they run in three lanes at once: a suite mostly
-# waits on pods and rolls. Measured 2026-12-07 (cold CI of 432064a, 2 cores): with two lanes the cores
-# were 21–61 % idle once the background Go builds were done (per-minute samples of /proc/stat), and the
-# suites that ran beside those nice'd builds (≈ 45 % of the cores) took as long as in a warm run. Each
-# suite's wall time is printed (`=== e2e <file>: N s, rc`), and the run fails if any gating suite
-# fails. KUBECEPTION_E2E_LANES=N sets the lanes (1: one after another); arguments name a subset of
-# suite files.
+# Suites boot their own, differently named hosts, so they run in lanes at once (default two): a suite
+# mostly waits on pods and rolls. Measured 2026-12-07 (cold CI of 432064a, 2 cores): with two lanes the
+# cores were 21–61 % idle once the background Go builds were done (per-minute samples of /proc/stat).
+# Three lanes (KUBECEPTION_E2E_LANES=3) were tried the same evening: every suite of the first two
+# thirds passed about as fast as in two lanes, but the tail (upgrade, upgrade-chain, conformance-smoke
+# at once) failed while a developer's network suite and a demo ran beside it (the API down ≈ 245 s in
+# both upgrade suites, containerd's socket closed under an image import): not yet shown green in a
+# clean run, so the default stays two. Each suite's wall time is printed (`=== e2e <file>: N s, rc`),
+# and the run fails if any gating suite fails. KUBECEPTION_E2E_LANES=N sets the lanes (1: one after
+# another); arguments name a subset of suite files.
 #
 # NOT_GATING lists suites that have not yet passed on the merged code of main (written on branches
 # that were merged at the end of a session): they run and their results are printed, marked
@@ -20,7 +23,7 @@ cd "$(dirname "$0")/../.."
 
 files=("$@")
 ((${#files[@]})) || mapfile -t files < <(ls test/e2e/*.test.ts)
-lanes=${KUBECEPTION_E2E_LANES:-3}
+lanes=${KUBECEPTION_E2E_LANES:-2}
 NOT_GATING=()
 gating() { local n; for n in "${NOT_GATING[@]}"; do [[ $n == "$1" ]] && return 1; done; return 0; }
 logdir=$(mktemp -d /tmp/kc-e2e.XXXXXX)
