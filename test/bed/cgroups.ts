@@ -68,13 +68,12 @@ export function createHostCgroups(name: string): string[] {
   return dirs;
 }
 
-/** Every PID in the cgroup trees below dirs. */
-export function cgroupPids(dirs: readonly string[]): number[] {
-  const pids = new Set<number>();
+/** Calls `visit` on every directory of the cgroup trees below dirs (parents first); unreadable ones end their branch. */
+function walkCgroups(dirs: readonly string[], visit: (dir: string) => void): void {
   const walk = (d: string) => {
     let entries: string[];
     try {
-      for (const p of readFileSync(`${d}/cgroup.procs`, 'utf8').split('\n')) if (p) pids.add(Number(p));
+      visit(d);
       entries = readdirSync(d, { withFileTypes: true })
         .filter((e) => e.isDirectory())
         .map((e) => e.name);
@@ -84,6 +83,14 @@ export function cgroupPids(dirs: readonly string[]): number[] {
     for (const e of entries) walk(`${d}/${e}`);
   };
   for (const d of dirs) walk(d);
+}
+
+/** Every PID in the cgroup trees below dirs. */
+export function cgroupPids(dirs: readonly string[]): number[] {
+  const pids = new Set<number>();
+  walkCgroups(dirs, (d) => {
+    for (const p of readFileSync(`${d}/cgroup.procs`, 'utf8').split('\n')) if (p) pids.add(Number(p));
+  });
   pids.delete(process.pid);
   return [...pids];
 }
@@ -97,25 +104,29 @@ export function cgroupPids(dirs: readonly string[]): number[] {
  */
 export function thawCgroups(dirs: readonly string[]): number {
   let thawed = 0;
-  const walk = (d: string) => {
-    let entries: string[];
-    try {
-      entries = readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
-      if (existsSync(`${d}/freezer.state`) && readFileSync(`${d}/freezer.state`, 'utf8').trim() !== 'THAWED') {
-        writeFileSync(`${d}/freezer.state`, 'THAWED');
-        thawed++;
-      }
-      if (existsSync(`${d}/cgroup.freeze`) && readFileSync(`${d}/cgroup.freeze`, 'utf8').trim() === '1') {
-        writeFileSync(`${d}/cgroup.freeze`, '0');
-        thawed++;
-      }
-    } catch {
-      return;
+  walkCgroups(dirs, (d) => {
+    if (existsSync(`${d}/freezer.state`) && readFileSync(`${d}/freezer.state`, 'utf8').trim() !== 'THAWED') {
+      writeFileSync(`${d}/freezer.state`, 'THAWED');
+      thawed++;
     }
-    for (const e of entries) walk(`${d}/${e}`);
-  };
-  for (const d of dirs) walk(d);
+    if (existsSync(`${d}/cgroup.freeze`) && readFileSync(`${d}/cgroup.freeze`, 'utf8').trim() === '1') {
+      writeFileSync(`${d}/cgroup.freeze`, '0');
+      thawed++;
+    }
+  });
   return thawed;
+}
+
+/** Thaws the trees below dirs ({@link thawCgroups}), then SIGKILLs every process in them. @returns how many were signalled. */
+export function killCgroupProcesses(dirs: readonly string[]): number {
+  thawCgroups(dirs);
+  const left = cgroupPids(dirs);
+  for (const p of left) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {}
+  }
+  return left.length;
 }
 
 /** Removes the cgroup trees (deepest first); then the shared parent if it is empty. Throws if busy. */

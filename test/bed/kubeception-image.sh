@@ -53,16 +53,19 @@ fill_rootfs() {
   install -m 0755 "$NODE_BIN" "$root/usr/local/bin/node"
   # What the Containerfile's Debian base gives the node upgrade agent's script
   # (manifests/node-upgrade-controller.ts: /bin/sh, mkdir, cp, cat, rm, chroot): this machine's.
+  local -A tools=([/bin/sh]=/bin/dash [/bin/mkdir]=mkdir [/bin/cp]=cp [/bin/cat]=cat [/bin/rm]=rm [/usr/sbin/chroot]=chroot)
+  local dst bins=("$NODE_BIN")
   mkdir -p "$root/bin" "$root/usr/sbin"
-  install -m 0755 "$(readlink -f /bin/dash)" "$root/bin/sh"
-  for b in mkdir cp cat rm; do install -m 0755 "$(readlink -f "$(command -v "$b")")" "$root/bin/$b"; done
-  install -m 0755 "$(readlink -f "$(command -v chroot)")" "$root/usr/sbin/chroot"
+  for dst in "${!tools[@]}"; do
+    bins+=("$(readlink -f "$(command -v "${tools[$dst]}")")")
+    install -m 0755 "${bins[-1]}" "$root$dst"
+  done
   # The loader and the libraries node and those tools link (libc, libstdc++, libm, libgcc_s, libacl,
   # libselinux…), at the paths ldd reports.
   while read -r lib; do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
-  done < <(for b in "$NODE_BIN" /bin/dash "$(command -v mkdir)" "$(command -v cp)" "$(command -v cat)" "$(command -v rm)" "$(command -v chroot)"; do ldd "$(readlink -f "$b")"; done | grep -oE '/[^ ]+' | sort -u)
+  done < <(for b in "${bins[@]}"; do ldd "$b"; done | grep -oE '/[^ ]+' | sort -u)
   (cd "$REPO" && cp -a --parents "${RUNTIME[@]}" "$root/app/")
   local pkgs; mapfile -t pkgs < <(production_packages)
   ((${#pkgs[@]})) || { log "no production packages in $REPO/node_modules: run npm ci first"; exit 1; }

@@ -4,7 +4,7 @@
  * ever signalled.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { cgroupPids, removeCgroups, thawCgroups } from './cgroups.ts';
+import { killCgroupProcesses, removeCgroups } from './cgroups.ts';
 import { removeBedNet, removeHostNet } from './net.ts';
 import { alive, run, runOk, signal, sleep, waitFor } from './proc.ts';
 import { BED_ROOT, diskDir, type HostState, HOSTS_DIR, hostDir, listStates, readState, withLock, writeState } from './state.ts';
@@ -28,17 +28,7 @@ export async function stopHost(s: HostState, timeoutMs: number): Promise<void> {
   await waitFor(() => !alive(s.nspawn), 5_000, 50);
   // Anything left in the host's cgroups (e.g. an exec'd command) was started through the bed; a frozen
   // container is thawed first (a frozen task ignores SIGKILL).
-  for (let i = 0; i < 20; i++) {
-    const left = cgroupPids(s.cgroups);
-    if (left.length === 0) break;
-    thawCgroups(s.cgroups);
-    for (const p of left) {
-      try {
-        process.kill(p, 'SIGKILL');
-      } catch {}
-    }
-    await sleep(100);
-  }
+  for (let i = 0; i < 20 && killCgroupProcesses(s.cgroups) > 0; i++) await sleep(100);
   s.nspawn = undefined;
   s.pid1 = undefined;
   if (existsSync(hostDir(s.name))) writeState(s);
@@ -63,12 +53,7 @@ async function removeCgroupsOnceEmpty(dirs: readonly string[], timeoutMs: number
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EBUSY' || Date.now() > deadline) throw err;
     }
-    thawCgroups(dirs);
-    for (const p of cgroupPids(dirs)) {
-      try {
-        process.kill(p, 'SIGKILL');
-      } catch {}
-    }
+    killCgroupProcesses(dirs);
     await sleep(200);
   }
 }
