@@ -47,7 +47,7 @@ await_build() { # await_build <suite>: 0 once the build succeeded
   local t=$SECONDS f
   f=$(build_file "$1")
   while [[ ! -s $f ]]; do sleep 5; done
-  printf '=== e2e %s waited %d s for its build (rc %s)\n' "$1" $((SECONDS - t)) "$(cat "$f")"
+  printf '=== e2e %s waited %d s for its build (rc %s)\n' "$1" $((SECONDS - t)) "$(cat "$f")" | tee -a "$logdir/lanes.txt"
   [[ $(cat "$f") == 0 ]]
 }
 
@@ -59,15 +59,15 @@ lane() {
     name=$(basename "$f" .test.ts)
     if needs_build "$name" && ! await_build "$name"; then
       echo "its build (upgrade versions or conformance) failed: $name not run" >"$logdir/$name.log"
-      printf '=== e2e %s: not run, rc 1\n' "$f"; rc=1; continue
+      printf '=== e2e %s: not run, rc 1\n' "$f" | tee -a "$logdir/lanes.txt"; rc=1; continue
     fi
     start=$SECONDS
     node --import tsx --test --test-concurrency=1 "$f" >"$logdir/$name.log" 2>&1; r=$?
     if gating "$name"; then
-      printf '=== e2e %s: %d s, rc %d\n' "$f" $((SECONDS - start)) "$r"
+      printf '=== e2e %s: %d s, rc %d\n' "$f" $((SECONDS - start)) "$r" | tee -a "$logdir/lanes.txt"
       ((r == 0)) || rc=1
     else
-      printf '=== e2e %s: %d s, rc %d (NOT GATING: not yet passed on merged main)\n' "$f" $((SECONDS - start)) "$r"
+      printf '=== e2e %s: %d s, rc %d (NOT GATING: not yet passed on merged main)\n' "$f" $((SECONDS - start)) "$r" | tee -a "$logdir/lanes.txt"
     fi
   done
   return $rc
@@ -93,7 +93,7 @@ while read -r _ f; do
   lane_load[best]=$((lane_load[best] + ${seconds[$name]:-300}))
 done < <(for f in "${files[@]}"; do n=$(basename "$f" .test.ts); echo "${seconds[$n]:-300} $f"; done | sort -k1,1rn)
 for ((l = 0; l < lanes; l++)); do lane_files[l]+="${lane_waiting[l]}"; done
-for ((l = 0; l < lanes; l++)); do echo "e2e lane $l (≈$((lane_load[l] / 60)) min): ${lane_files[l]}"; done
+for ((l = 0; l < lanes; l++)); do echo "e2e lane $l (≈$((lane_load[l] / 60)) min): ${lane_files[l]}"; done | tee "$logdir/lanes.txt"
 pids=()
 for ((l = 0; l < lanes; l++)); do
   # shellcheck disable=SC2086
@@ -121,6 +121,29 @@ done
 if ((${#other_logs[@]})); then
   echo "e2e NOT GATING (${NOT_GATING[*]}): $(count pass "${other_logs[@]}") tests passed, $(count fail "${other_logs[@]}") tests failed"
 fi
-echo "e2e: $(count pass "${gate_logs[@]}") passed, $(count fail "${gate_logs[@]}") failed"
+echo "e2e: $(count pass "${gate_logs[@]}") passed, $(count fail "${gate_logs[@]}") failed, $(count cancelled "${gate_logs[@]}") cancelled (a failed before hook cancels its suite's tests)"
+
+# The summary again, short, last: each suite's time and exit code, and every failure that is not just
+# "cancelled by its parent" (a failed hook shows as its suite's failure), its error and the stack's
+# first lines — so the tail of a CI log says what failed. Also written to $KUBECEPTION_E2E_SUMMARY if set.
+failures() { # failures <log>: each "not ok" block but the cancelled ones, at most 40 lines each
+  awk '
+    function flush() { if (n && !cancelled) for (i = 1; i <= n && i <= 40; i++) print buf[i]; n = 0; cancelled = 0 }
+    /^ *not ok / { flush(); inblock = 1; instack = 0; n = 0 }
+    inblock && /failureType: .cancelledByParent./ { cancelled = 1 }
+    inblock && /^ *stack: / { instack = 1; stacklines = 0 }
+    inblock { if (instack && stacklines++ > 4) next; buf[++n] = $0 }
+    inblock && /^ *\.\.\.$/ { flush(); inblock = 0 }
+    END { flush() }' "$1"
+}
+{
+  printf '\n===== e2e summary\n'
+  cat "$logdir/lanes.txt"
+  for log in "${gate_logs[@]}" "${other_logs[@]}"; do
+    grep -q '^ *not ok ' "$log" || continue
+    printf -- '--- failures in %s\n' "$(basename "$log" .log)"
+    failures "$log"
+  done
+} | tee ${KUBECEPTION_E2E_SUMMARY:+"$KUBECEPTION_E2E_SUMMARY"}
 rm -rf "$logdir"
 exit $status
