@@ -55,6 +55,9 @@ export const USAGE = `usage:
   kubeception upgrade status|pause|resume [NAME] [--kubeconfig FILE] [--output json]
                                                      a NodeUpgradePlan (default kubelet): its batches and
                                                      Nodes, or the controller held / let go on
+  kubeception upgrade rollback [NAME] [--kubeconfig FILE]
+                                                     a Failed plan: the failed Nodes their agents rolled
+                                                     back to the previous kubelet return to service
   kubeception reset [--dry-run] [--keep-etcd-data] [--force] [--ignore-preflight-errors EtcdTwoMembers] [--output json]
   kubeception serve-join --listen HOST:PORT --tls-dir DIR [--rate-limit N]   (inside the cluster)
   kubeception approve-csrs                                                   (inside the cluster)

@@ -147,6 +147,8 @@ export function agentJob(o: { plan: string; node: string; target: string; image:
           containers: [{
             name: 'agent', image: o.image, imagePullPolicy: 'IfNotPresent',
             command: ['/bin/sh', '-c', AGENT_SCRIPT, 'agent', o.siteDir, ...o.command],
+            // A failure's last log lines (the CLI's `error <code>: …`) become the termination message the controller reads.
+            terminationMessagePolicy: 'FallbackToLogsOnError',
             securityContext: { privileged: true, runAsUser: 0, runAsGroup: 0 },
             volumeMounts: [{ name: 'host', mountPath: '/host' }],
           }],

@@ -23,6 +23,7 @@ const specSchema: V1JSONSchemaProps = {
     nodeSelector: { type: 'object', description: 'Labels a Node must all carry to be upgraded; none: every Node.', additionalProperties: { type: 'string' } },
     maxUnavailable: int('At most this many selected Nodes out of service at once (a batch). Default 1.', 1),
     paused: { type: 'boolean', description: 'True: the controller changes nothing.' },
+    rollback: { type: 'boolean', description: 'True on a Failed plan (kubeception upgrade rollback): failed Nodes their agents rolled back to the previous kubelet return to service; the plan ends RolledBack.' },
     nodeTimeoutSeconds: int("One Node's limit from its cordon to Ready at the target. Default 1800.", 1),
     drain: { type: 'object', properties: { timeoutSeconds: int('How long evictions refused by a PodDisruptionBudget are retried. Default 300.', 1) } },
     healthGate: {
@@ -38,13 +39,13 @@ const specSchema: V1JSONSchemaProps = {
 const condition: V1JSONSchemaProps = {
   type: 'object',
   required: ['type', 'status'],
-  properties: { type: str('Progressing, Paused, Failed or Complete.'), status: str('True or False.'), reason: str('CamelCase reason.'), message: str('What happened, naming the Node.'), lastTransitionTime: str('RFC 3339.', { format: 'date-time' }) },
+  properties: { type: str('Progressing, Paused, Failed, Complete or RolledBack.'), status: str('True or False.'), reason: str('CamelCase reason.'), message: str('What happened, naming the Node.'), lastTransitionTime: str('RFC 3339.', { format: 'date-time' }) },
 };
 
 const statusSchema: V1JSONSchemaProps = {
   type: 'object',
   properties: {
-    phase: str('Pending, Progressing, Paused, Failed or Complete.'),
+    phase: str('Pending, Progressing, Paused, Failed, Complete or RolledBack.'),
     batch: int('The batch under way or last finished (0: none).', 0),
     batchUpgradedAt: str('When every Node of the current batch was done.', { format: 'date-time' }),
     held: { type: 'array', items: { type: 'string' }, description: 'Selected Nodes an operator cordoned: left alone.' },
@@ -56,8 +57,9 @@ const statusSchema: V1JSONSchemaProps = {
         type: 'object',
         required: ['name', 'phase', 'batch'],
         properties: {
-          name: str('The Node.'), phase: str('Draining, Upgrading, Done, Failed or Stopped.'), batch: int('Its batch.', 1), fromVersion: str('Its kubelet version when its batch started.'),
+          name: str('The Node.'), phase: str('Draining, Upgrading, Done, Failed, Stopped or RolledBack.'), batch: int('Its batch.', 1), fromVersion: str('Its kubelet version when its batch started.'),
           cordonedByUs: { type: 'boolean', description: 'kubeception set its cordon (only such a cordon is lifted).' }, startedAt: str('When its batch started it.', { format: 'date-time' }), message: str('Why it failed, or what it waits for.'),
+          rolledBack: { type: 'boolean', description: 'Failed only: its agent put the previous kubelet back and saw it Ready.' },
         },
       },
     },

@@ -1,7 +1,7 @@
 /**
  * `kubeception upgrade plan [vX.Y.Z] [--output json]`, `upgrade apply vX.Y.Z [--timeout 5m]` and
  * `upgrade node [--kubeconfig FILE]` — kubeadm's upgrade commands for a self-hosted control plane;
- * `upgrade status|pause|resume [NAME]` address a NodeUpgradePlan (lib/commands/node-upgrade.ts).
+ * `upgrade status|pause|resume|rollback [NAME]` address a NodeUpgradePlan (lib/commands/node-upgrade.ts).
  *
  * plan reads only. apply and node run the task files tasks/upgrade-apply.ts and
  * tasks/upgrade-node.ts (the operator's copies in ./tasks first, distro overrides applied) with the
@@ -26,7 +26,7 @@ type Args = Record<string, unknown> & { _: string[] };
 const MAX_BATCH = 1000;
 
 const usage = (why: string) =>
-  new InputError('usage', { what: 'command line', why, fix: 'use `kubeception upgrade plan [vX.Y.Z] [--output json]`, `kubeception upgrade apply vX.Y.Z [--timeout 5m] [--nodes [--max-unavailable N]]`, `kubeception upgrade node [--kubeconfig FILE]` or `kubeception upgrade status|pause|resume [NAME]`' });
+  new InputError('usage', { what: 'command line', why, fix: 'use `kubeception upgrade plan [vX.Y.Z] [--output json]`, `kubeception upgrade apply vX.Y.Z [--timeout 5m] [--nodes [--max-unavailable N]]`, `kubeception upgrade node [--kubeconfig FILE]` or `kubeception upgrade status|pause|resume|rollback [NAME]`' });
 
 /**
  * `upgrade apply --nodes`, after the control plane is done: the node upgrade controller and the plan
@@ -49,9 +49,9 @@ async function rollNodes(ctxFor: (step: string, log: Logger, signal: AbortSignal
 /** Runs `upgrade plan|apply|node` (`apply --nodes`: then the Nodes' kubelets, by the controller). @returns the exit code. */
 export async function upgradeCommand(args: Args, io: CliIO, packageDir: string, redactor: Redactor, backends?: HostBackends): Promise<number> {
   const sub = args._[1];
-  if (sub === 'status' || sub === 'pause' || sub === 'resume') return (await import('./node-upgrade.ts')).nodeUpgradeCommand(sub, args, io, packageDir);
+  if (sub === 'status' || sub === 'pause' || sub === 'resume' || sub === 'rollback') return (await import('./node-upgrade.ts')).nodeUpgradeCommand(sub, args, io, packageDir);
   const version = args._[2];
-  if (sub !== 'plan' && sub !== 'apply' && sub !== 'node') throw usage(`upgrade needs plan, apply, node, status, pause or resume, not "${sub ?? ''}"`);
+  if (sub !== 'plan' && sub !== 'apply' && sub !== 'node') throw usage(`upgrade needs plan, apply, node, status, pause, resume or rollback, not "${sub ?? ''}"`);
   if (sub === 'apply' && version === undefined) throw usage('upgrade apply needs the target version, e.g. v1.35.4');
   if (args.nodes !== undefined && sub !== 'apply') throw usage('--nodes goes with `upgrade apply vX.Y.Z`');
   const maxUnavailable = args.maxUnavailable === undefined ? undefined : Number(args.maxUnavailable);

@@ -313,10 +313,13 @@ export class Cluster {
     }
   }
 
-  /** Deletes an object; false if it was already gone. */
-  async delete(ref: k8s.KubernetesObject): Promise<boolean> {
+  /**
+   * Deletes an object; false if it was already gone. `propagationPolicy` as the API takes it
+   * (`Background`: its dependents, e.g. a Job's pods, go too; a Job's default is to orphan them).
+   */
+  async delete(ref: k8s.KubernetesObject, opts: { propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' } = {}): Promise<boolean> {
     try {
-      await this.retrying(() => this.api.delete(ref));
+      await this.retrying(() => this.api.delete(ref, undefined, undefined, undefined, undefined, opts.propagationPolicy));
       return true;
     } catch (err) {
       if ((err as { code?: number }).code === 404) return false;
@@ -504,7 +507,7 @@ export class DryRunCluster extends Cluster {
     return after;
   }
 
-  override async delete(ref: k8s.KubernetesObject): Promise<boolean> {
+  override async delete(ref: k8s.KubernetesObject, _opts: { propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' } = {}): Promise<boolean> {
     if (this.online && !(await this.read(ref as Parameters<Cluster['read']>[0]))) return false;
     this.record('delete', ref);
     return true;

@@ -41,11 +41,23 @@ const podFacts = (p: V1Pod): PodFacts => ({
 /** Pods a drain still has to move off `node` (what `upgrade node`'s drain waits for). */
 const toEvict = (pods: readonly V1Pod[], node: string) => pods.filter((p) => p.spec?.nodeName === node && !drainSkipReason(p) && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
 
-/** Why a Job failed, or undefined. */
-function jobFailure(job: Job | undefined): string | undefined {
+/** The error code the agent's `upgrade node` ends with after rolling the kubelet back (lib/steps/upgrade/upgrade-node.ts). */
+const ROLLED_BACK_CODE = 'error kubelet-upgrade-rolled-back:';
+
+/**
+ * Why a Job failed (with the first `error …` line of its pod's termination message — the agent's
+ * last log lines, `FallbackToLogsOnError`), and whether the agent rolled the kubelet back; undefined
+ * while it has not failed.
+ */
+function jobFailure(job: Job | undefined, pods: readonly V1Pod[]): { why: string; rolledBack: boolean } | undefined {
+  const name = job?.metadata?.name;
   const c = job?.status?.conditions?.find((x) => x.type === 'Failed' && x.status === 'True');
-  if (c) return `Job ${job?.metadata?.name} ${c.reason ?? 'Failed'}: ${c.message ?? ''} (its pod's log says why)`.trim();
-  return job?.status?.failed ? `Job ${job.metadata?.name}: its pod failed (its pod's log says why)` : undefined;
+  if (!c && !job?.status?.failed) return undefined;
+  const pod = pods.find((p) => p.metadata?.namespace === job?.metadata?.namespace && p.metadata?.labels?.['job-name'] === name);
+  const said = pod?.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '';
+  const error = said.split('\n').find((l) => l.startsWith('error '))?.slice(0, 300);
+  const why = c ? `Job ${name} ${c.reason ?? 'Failed'}${c.message ? `: ${c.message}` : ''}` : `Job ${name}: its pod failed`;
+  return { why: `${why}${error ? ` — ${error}` : " (its pod's log says why)"}`, rolledBack: said.includes(ROLLED_BACK_CODE) };
 }
 
 /** One pass over one plan: observe, plan, act, write the status. @returns the actions done. */
@@ -56,12 +68,14 @@ export async function reconcilePlan(api: Cluster, plan: NodeUpgradePlan, opts: C
   const jobs = new Map(await Promise.all([...upgrading].map(async (n) => [n, await api.read<Job>({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: agentJobName(plan.metadata.name, n, plan.spec.targetVersion), namespace: 'kube-system' } })] as const)));
   const facts = nodes.map((n): NodeFacts => {
     const name = n.metadata?.name ?? '';
-    return {
+    const facts: NodeFacts = {
       name, labels: n.metadata?.labels ?? {}, kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '',
       ready: n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
       unschedulable: n.spec?.unschedulable === true, ourCordon: !!n.metadata?.annotations?.[DRAINED_ANNOTATION],
-      drained: toEvict(pods, name).length === 0, agentFailed: jobFailure(jobs.get(name)),
+      drained: toEvict(pods, name).length === 0,
     };
+    const failure = jobFailure(jobs.get(name), pods);
+    return failure ? { ...facts, agentFailed: failure.why, agentRolledBack: failure.rolledBack } : facts;
   });
   const health = healthGate(pods.map(podFacts), apiServing, plan.spec.healthGate?.namespaces);
   const step = planStep(plan.spec, plan.status, { nodes: facts, health, nowMs: (opts.now ?? Date.now)() });

@@ -10,7 +10,10 @@
  * is Ready at the target; the next batch starts once every Node of the last one is Done and the health
  * gate passes; a Node that fails (its agent failed, the drain or its upgrade ran out of time, the Node
  * vanished) stops the rollout for good, stays cordoned and is named in the `Failed` condition; paused,
- * nothing happens.
+ * nothing happens. With `spec.rollback` on a Failed plan, each failed Node that its agent rolled back
+ * (kubelet-restart's roll-back: the previous kubelet Ready again) is uncordoned and `RolledBack`; the
+ * plan is `RolledBack` once no Node is failed or under way (a failed Node its agent could not roll
+ * back waits for an operator). Nodes already at the target stay there (the supported skew).
  * @see https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/ (maxUnavailable, as a DaemonSet rolls)
  */
 import { PLAN_DEFAULTS, type NodeProgress, type NodeUpgradePlanSpec, type NodeUpgradePlanStatus, type PlanCondition } from './types.ts';
@@ -32,6 +35,8 @@ export interface NodeFacts {
   drained?: boolean;
   /** Why its agent Job failed, if it did. */
   agentFailed?: string;
+  /** Its agent failed after rolling the kubelet back to the previous version (and saw it Ready). */
+  agentRolledBack?: boolean;
 }
 
 export interface Observed {
@@ -74,13 +79,15 @@ export function planStep(spec: NodeUpgradePlanSpec, prev: NodeUpgradePlanStatus 
   const held = obs.nodes.filter((n) => selects(spec, n) && n.unschedulable && !n.ourCordon && !status.nodes!.some((p) => p.name === n.name && p.phase !== 'Done')).map((n) => n.name).sort();
   status.held = held;
   if (spec.paused) {
-    // A failed or complete rollout stays so (pausing it must not hide its end, nor resume it).
-    if (status.phase !== 'Failed' && status.phase !== 'Complete') status.phase = 'Paused';
+    // A failed, complete or rolled-back rollout stays so (pausing it must not hide its end, nor resume it).
+    if (status.phase !== 'Failed' && status.phase !== 'Complete' && status.phase !== 'RolledBack') status.phase = 'Paused';
     status.conditions = setCondition(status.conditions, { type: 'Paused', status: 'True', reason: 'Paused', message: 'spec.paused is true: nothing changes until it is false' }, now);
     return { status, actions: [] };
   }
   status.conditions = setCondition(status.conditions, { type: 'Paused', status: 'False', reason: 'Running', message: 'not paused' }, now);
+  if (status.phase === 'RolledBack') return { status, actions: [] }; // the end, as Complete is
   const actions = advanceBatch(spec, status, obs, now);
+  if (spec.rollback && status.phase === 'Failed') return { status, actions: [...actions, ...rollBack(status, obs, now)] };
   if (status.phase === 'Failed') return { status, actions };
   const current = status.nodes!.filter((n) => n.batch === status.batch);
   if (current.some((n) => n.phase !== 'Done')) {
@@ -98,7 +105,7 @@ function advanceBatch(spec: NodeUpgradePlanSpec, status: NodeUpgradePlanStatus, 
     const failed = status.phase === 'Failed';
     const why = failure(spec, p, n, obs.nowMs);
     if (why && !(failed && p.phase === 'Draining')) {
-      Object.assign(p, { phase: 'Failed', message: why });
+      Object.assign(p, { phase: 'Failed', message: why, ...(p.phase === 'Upgrading' && n?.agentRolledBack && { rolledBack: true }) });
       if (!failed) fail(status, 'NodeUpgradeFailed', `Node ${p.name}: ${why}`, now);
       continue;
     }
@@ -139,6 +146,32 @@ function fail(status: NodeUpgradePlanStatus, reason: 'NodeUpgradeFailed' | 'Heal
   status.phase = 'Failed';
   status.conditions = setCondition(status.conditions, { type: 'Failed', status: 'True', reason, message }, now);
   status.conditions = setCondition(status.conditions, { type: 'Progressing', status: 'False', reason: 'Failed', message: 'the rollout stopped: no further batch starts' }, now);
+}
+
+const NOT_ROLLED_BACK = 'not rolled back by its agent: put its previous kubelet back by hand (the distro\'s package), then `kubectl uncordon`';
+
+/** `spec.rollback` on a failed plan: returns the Nodes their agents rolled back to service. */
+function rollBack(status: NodeUpgradePlanStatus, obs: Observed, now: string): Action[] {
+  const actions: Action[] = [];
+  for (const p of status.nodes!.filter((x) => x.phase === 'Failed')) {
+    const n = obs.nodes.find((x) => x.name === p.name);
+    if (p.rolledBack && n?.ready && n.kubeletVersion === p.fromVersion) {
+      if (p.cordonedByUs) actions.push({ kind: 'uncordon', node: p.name });
+      Object.assign(p, { phase: 'RolledBack', message: `Ready at kubelet ${p.fromVersion} (its agent rolled it back)${p.cordonedByUs ? '; uncordoned' : ''}` });
+    } else if (!p.rolledBack && !p.message?.endsWith(NOT_ROLLED_BACK)) p.message = `${p.message ?? 'failed'}; ${NOT_ROLLED_BACK}`;
+  }
+  const open = status.nodes!.filter((x) => x.phase === 'Failed' || x.phase === 'Draining' || x.phase === 'Upgrading');
+  const back = status.nodes!.filter((x) => x.phase === 'RolledBack').map((x) => x.name);
+  if (open.length) {
+    status.conditions = setCondition(status.conditions, { type: 'RolledBack', status: 'False', reason: 'Waiting', message: `rollback requested; waiting for ${open.map((x) => `${x.name} (${x.phase})`).join(', ')}` }, now);
+    return actions;
+  }
+  status.phase = 'RolledBack';
+  const kept = status.nodes!.filter((x) => x.phase === 'Done').map((x) => x.name);
+  const message = `back in service at their previous kubelet: ${back.join(', ') || 'none'}${kept.length ? `; at the target (kept): ${kept.join(', ')}` : ''}`;
+  status.conditions = setCondition(status.conditions, { type: 'RolledBack', status: 'True', reason: 'RolledBack', message }, now);
+  status.conditions = setCondition(status.conditions, { type: 'Progressing', status: 'False', reason: 'RolledBack', message: 'the rollout was rolled back: no further batch starts' }, now);
+  return actions;
 }
 
 /** The last batch is done: checks the health gate, then starts the next batch (or completes the plan). */

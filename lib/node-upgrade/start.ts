@@ -4,8 +4,10 @@
  * controller rolls every Node's kubelet in batches.
  *
  * Cluster effects: the CRD and the controller's objects applied (server-side apply); the plan created,
- * or — when a finished (Complete or Failed) plan of another target exists — that plan deleted and a new
- * one created. A plan at the same target is left as it is (a re-run changes nothing).
+ * or — when a finished plan exists (Complete, Failed or RolledBack, of another target; Failed or
+ * RolledBack of the same target: a new try once the cause is fixed) — that plan and its agent Jobs
+ * (with their pods) deleted and a new one created. A plan at the same target that is under way or
+ * Complete is left as it is (a re-run changes nothing).
  * @throws KubeceptionError `node-rollout-busy` when a plan of another target is still under way.
  */
 import { KubeceptionError } from '../errors.ts';
@@ -35,10 +37,19 @@ export async function startNodeRollout(api: Cluster, targetVersion: string, o: N
   const served = await pollUntil(() => api.list(NODE_UPGRADE_API_VERSION, NODE_UPGRADE_KIND).then(() => true, () => undefined), { timeoutMs: 30_000, intervalMs: 500, signal: o.signal });
   if (!served) throw new KubeceptionError('crd-not-served', { what: 'CustomResourceDefinition nodeupgradeplans.kubeception.io', why: 'NodeUpgradePlans were not served within 30 s of applying it', fix: 'check `kubectl get crd nodeupgradeplans.kubeception.io -o yaml` (its Established condition), then run the command again' });
   const old = await api.read<NodeUpgradePlan & KubernetesObject>(ref);
-  if (old?.spec.targetVersion === targetVersion) return `NodeUpgradePlan ${DEFAULT_PLAN_NAME} for ${targetVersion} exists (${old.status?.phase ?? 'Pending'}): left as it is`;
-  if (old && old.status?.phase !== 'Complete' && old.status?.phase !== 'Failed')
-    throw new KubeceptionError('node-rollout-busy', { what: `NodeUpgradePlan ${DEFAULT_PLAN_NAME}`, why: `a rollout to ${old.spec.targetVersion} is ${old.status?.phase ?? 'Pending'}`, fix: '`kubeception upgrade status` shows it; let it finish (or delete the plan) before rolling the Nodes to another version' });
-  if (old) await api.delete(ref);
+  const phase = old?.status?.phase ?? 'Pending';
+  const ended = phase === 'Failed' || phase === 'RolledBack';
+  if (old?.spec.targetVersion === targetVersion && !ended) return `NodeUpgradePlan ${DEFAULT_PLAN_NAME} for ${targetVersion} exists (${phase}): left as it is`;
+  if (old && phase !== 'Complete' && !ended)
+    throw new KubeceptionError('node-rollout-busy', { what: `NodeUpgradePlan ${DEFAULT_PLAN_NAME}`, why: `a rollout to ${old.spec.targetVersion} is ${phase}`, fix: '`kubeception upgrade status` shows it; let it finish (or delete the plan) before rolling the Nodes to another version' });
+  if (old) {
+    // Its agent Jobs go first: a new plan's Job for the same Node and target has the same name.
+    const jobs = () => api.list(`batch/v1`, 'Job', 'kube-system', `kubeception.io/plan=${DEFAULT_PLAN_NAME}`);
+    for (const j of await jobs()) await api.delete({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: j.metadata?.name, namespace: 'kube-system' } }, { propagationPolicy: 'Background' });
+    await api.delete(ref);
+    const gone = await pollUntil(async () => ((await jobs()).length ? undefined : true), { timeoutMs: 30_000, intervalMs: 500, signal: o.signal });
+    if (!gone) throw new KubeceptionError('node-rollout-busy', { what: `NodeUpgradePlan ${DEFAULT_PLAN_NAME}`, why: "the old plan's agent Jobs were not gone within 30 s", fix: 'run the command again' });
+  }
   const plan = { ...ref, spec: { ...o.spec, targetVersion } };
   const created = await pollUntil(() => api.create(plan).then((ok) => ok || undefined), { timeoutMs: 30_000, intervalMs: 500, signal: o.signal });
   if (!created) throw new KubeceptionError('node-rollout-busy', { what: `NodeUpgradePlan ${DEFAULT_PLAN_NAME}`, why: 'the old plan was not gone within 30 s', fix: 'run the command again' });

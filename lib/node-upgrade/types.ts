@@ -9,7 +9,7 @@ export const NODE_UPGRADE_VERSION = 'v1alpha1';
 export const NODE_UPGRADE_API_VERSION = `${NODE_UPGRADE_GROUP}/${NODE_UPGRADE_VERSION}`;
 export const NODE_UPGRADE_KIND = 'NodeUpgradePlan';
 export const NODE_UPGRADE_PLURAL = 'nodeupgradeplans';
-/** The plan `upgrade apply --nodes` creates and `upgrade status|pause|resume` address by default. */
+/** The plan `upgrade apply --nodes` creates and `upgrade status|pause|resume|rollback` address by default. */
 export const DEFAULT_PLAN_NAME = 'kubelet';
 
 /** Defaults of the optional spec fields. */
@@ -40,6 +40,11 @@ export interface NodeUpgradePlanSpec {
   maxUnavailable?: number;
   /** True: the controller does nothing (a batch under way stays as it is). */
   paused?: boolean;
+  /**
+   * True (set by `kubeception upgrade rollback` on a Failed plan): each failed Node whose agent rolled
+   * it back to its previous kubelet is uncordoned and marked `RolledBack`; the plan ends `RolledBack`.
+   */
+  rollback?: boolean;
   /** One Node's limit from its cordon to Ready at the target, in seconds (default 1800). */
   nodeTimeoutSeconds?: number;
   drain?: {
@@ -58,9 +63,10 @@ export interface NodeUpgradePlanSpec {
  * One Node's progress. `Draining` (cordoned, pods being evicted) → `Upgrading` (the agent runs on it)
  * → `Upgraded` (Ready at the target; waits for its batch and the health gate) → `Done` (uncordoned if
  * kubeception cordoned it). `Failed` stops the rollout; `Stopped` is a Node of a failed batch that
- * was uncordoned before its agent started (untouched).
+ * was uncordoned before its agent started (untouched); `RolledBack` a failed Node returned to
+ * service at its previous kubelet after `spec.rollback`.
  */
-export type NodePhase = 'Draining' | 'Upgrading' | 'Upgraded' | 'Done' | 'Failed' | 'Stopped';
+export type NodePhase = 'Draining' | 'Upgrading' | 'Upgraded' | 'Done' | 'Failed' | 'Stopped' | 'RolledBack';
 
 export interface NodeProgress {
   name: string;
@@ -75,18 +81,20 @@ export interface NodeProgress {
   startedAt: string;
   /** Why it failed, or what it waits for. */
   message?: string;
+  /** Failed only: its agent put the previous kubelet back and saw it Ready (the agent's `kubelet-upgrade-rolled-back`). */
+  rolledBack?: boolean;
 }
 
 /** A condition as every Kubernetes API object reports one. */
 export interface PlanCondition {
-  type: 'Progressing' | 'Paused' | 'Failed' | 'Complete';
+  type: 'Progressing' | 'Paused' | 'Failed' | 'Complete' | 'RolledBack';
   status: 'True' | 'False';
   reason: string;
   message: string;
   lastTransitionTime: string;
 }
 
-export type PlanPhase = 'Pending' | 'Progressing' | 'Paused' | 'Failed' | 'Complete';
+export type PlanPhase = 'Pending' | 'Progressing' | 'Paused' | 'Failed' | 'Complete' | 'RolledBack';
 
 export interface NodeUpgradePlanStatus {
   phase?: PlanPhase;

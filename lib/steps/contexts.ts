@@ -130,9 +130,14 @@ export interface UpgradeState {
   upgrade: UpgradeJournal | undefined;
 }
 
-/** Written by `upgrade-node-preflight`: the cluster's version, the kubelet binary's, the running kubelet's, and whether this is a worker. */
+/**
+ * Written by `upgrade-node-preflight`: the cluster's version, the kubelet binary's, the running
+ * kubelet's, and whether this is a worker; `restoreBinary` by a `kubelet-install` step that can put
+ * the previous kubelet binary back (`onKubeletRollback`), which `kubelet-restart` calls when the new
+ * kubelet does not come up.
+ */
 export interface UpgradeNodeState {
-  upgradeNode: { target: string; binary: string; running: string; worker: boolean } | undefined;
+  upgradeNode: { target: string; binary: string; running: string; worker: boolean; restoreBinary?: () => Promise<string> } | undefined;
 }
 
 /** Written by `restore-preflight` (the snapshot, what the restore does), then `restore-data-dir` and `restore-done`. */

@@ -51,7 +51,7 @@ export default task('upgrade-node', [
     return { changed: true, detail: 'kubelet ' + target + ' bound over /usr/local/bin/kubelet' };
   }),
   step('kubelet-config').needs('kubelet-install').run(upgradeKubeletConfig),
-  step('kubelet-restart').needs('kubelet-config').timeout(240_000).run(restartUpgradedKubelet),
+  step('kubelet-restart').needs('kubelet-config').timeout(330_000).run(restartUpgradedKubelet),
   step('uncordon').needs('kubelet-restart').run(uncordonNode),
 ]);
 `;

@@ -20,7 +20,7 @@ import { runNodeUpgradeController } from '../../lib/node-upgrade/controller.ts';
 import { NODE_UPGRADE_API_VERSION, NODE_UPGRADE_KIND, type NodeUpgradePlan, type NodeUpgradePlanSpec } from '../../lib/node-upgrade/types.ts';
 import { DRAINED_ANNOTATION } from '../../lib/steps/upgrade/upgrade-node.ts';
 import { nodeUpgradeCrd } from '../../manifests/node-upgrade.ts';
-import { agentJobName, nodeUpgradeRbac, NODE_UPGRADE_CONTROLLER_NAME } from '../../manifests/node-upgrade-controller.ts';
+import { agentJob, agentJobName, nodeUpgradeRbac, NODE_UPGRADE_CONTROLLER_NAME } from '../../manifests/node-upgrade-controller.ts';
 import { startLoopbackApiserver, type LoopbackApiserver } from '../bed/loopback-apiserver.ts';
 import { cli } from '../helpers/cli.ts';
 import { startNodeRollout } from '../../lib/node-upgrade/start.ts';
@@ -168,6 +168,50 @@ describe('node upgrade controller against a real apiserver', () => {
     }
   });
 
+  test("a Node whose agent rolled its kubelet back: the plan Failed naming it with the agent's error; `upgrade rollback` (refused before the failure) returns it to service; the plan RolledBack", async () => {
+    for (const n of ['d1', 'd2']) await addNode(n, 'd');
+    await createPlan('pool-d', { targetVersion: NEW, nodeSelector: { pool: 'd' }, maxUnavailable: 1 });
+    const kc = join(tmp, 'admin.conf');
+    const early = await cli(['upgrade', 'rollback', 'pool-d', '--kubeconfig', kc]);
+    assert.equal(early.code, 2, `rollback of a plan that has not failed: ${early.stdout}${early.stderr}`);
+    assert.match(early.stderr, /plan-not-failed/);
+    assert.equal((await readPlan('pool-d'))?.spec.rollback, undefined, 'the refused rollback changed nothing');
+    const stop = startController();
+    try {
+      await waitPlan('pool-d', 'd1 upgrading', (x) => phases(x).d1 === '1:Upgrading');
+      // Play the agent that rolled back: its pod ended with the CLI's error, its Job failed; the Node
+      // is Ready at its old kubelet (no Job controller or kubelet runs here).
+      const job = agentJobName('pool-d', 'd1', NEW);
+      const said = 'upgrade-node-preflight … kubelet-restart failed\nerror kubelet-upgrade-rolled-back: Node d1\n  why: the kubelet v1.37.2 did not come up (unit kubelet crash loop); rolled back';
+      await admin.apply([{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: 'kube-system' } } as KubernetesObject]); // no controller-manager here
+      await admin.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `${job}-x`, namespace: 'kube-system', labels: { 'job-name': job } }, spec: { nodeName: 'd1', restartPolicy: 'Never', containers: [{ name: 'agent', image: 'localhost/kubeception:test' }] } } as KubernetesObject);
+      kubectl('-n', 'kube-system', 'patch', 'pod', `${job}-x`, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { phase: 'Failed', containerStatuses: [{ name: 'agent', image: 'localhost/kubeception:test', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 1, reason: 'Error', message: said } } }] } }));
+      kubectl('-n', 'kube-system', 'patch', 'job', job, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { failed: 1 } }));
+      report('d1', OLD);
+      let p = await waitPlan('pool-d', 'failed', (x) => x.status?.phase === 'Failed');
+      assert.match(p.status!.conditions!.find((c) => c.type === 'Failed')!.message, /^Node d1: the upgrade agent failed: Job .*: its pod failed — error kubelet-upgrade-rolled-back: Node d1$/);
+      assert.equal(p.status!.nodes!.find((n) => n.name === 'd1')!.rolledBack, true);
+      assert.equal((await readNode('d1'))?.spec?.unschedulable, true, 'Failed: d1 stays cordoned');
+      const text = await cli(['upgrade', 'status', 'pool-d', '--kubeconfig', kc]);
+      assert.equal(text.code, 1, 'status of a Failed plan exits 1');
+      const r = await cli(['upgrade', 'rollback', 'pool-d', '--kubeconfig', kc]);
+      assert.equal(r.code, 0, r.stderr);
+      p = await waitPlan('pool-d', 'rolled back', (x) => x.status?.phase === 'RolledBack');
+      assert.deepEqual(phases(p), { d1: '1:RolledBack' });
+      assert.match(p.status!.conditions!.find((c) => c.type === 'RolledBack')!.message, /^back in service at their previous kubelet: d1$/);
+      const d1 = await readNode('d1');
+      assert.equal(d1?.spec?.unschedulable, undefined, 'd1 uncordoned');
+      assert.equal(d1?.metadata?.annotations?.[DRAINED_ANNOTATION], undefined);
+      assert.equal((await readNode('d2'))?.spec?.unschedulable, undefined, 'd2 untouched');
+      assert.equal(await jobExists('pool-d', 'd2'), false, 'no agent for d2');
+      const again = await cli(['upgrade', 'status', 'pool-d', '--kubeconfig', kc]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /phase RolledBack, batch 1, maxUnavailable 1, rollback requested\n/);
+    } finally {
+      stop();
+    }
+  });
+
   test('upgrade pause holds the rollout, upgrade resume lets it go on, upgrade status shows it (the CLI, --kubeconfig)', async () => {
     for (const n of ['c1', 'c2']) await addNode(n, 'c');
     await createPlan('pool-c', { targetVersion: NEW, nodeSelector: { pool: 'c' }, maxUnavailable: 1 });
@@ -211,6 +255,17 @@ describe('node upgrade controller against a real apiserver', () => {
     assert.deepEqual(JSON.parse(env.KUBECEPTION_AGENT_COMMAND!), ['node', '/opt/kc/bin/kubeception.js']);
     assert.match(await startNodeRollout(admin, NEW, o), /exists \(Pending\): left as it is/);
     await assert.rejects(startNodeRollout(admin, 'v1.38.0', o), /node-rollout-busy|a rollout to v1\.37\.2 is Pending/);
+    // Failed (or rolled back) at the same target: a new try replaces it, and its agent Jobs (a new
+    // plan's Job for the same Node has the same name: a failed one left would fail it at once) go first.
+    const job = agentJob({ plan: 'kubelet', node: 'e1', target: NEW, image: o.image, siteDir: o.agent.siteDir, command: o.agent.command, timeoutSeconds: 60 });
+    assert.ok(await admin.create(job as KubernetesObject));
+    const failed = (await readPlan('kubelet'))!;
+    await admin.replaceStatus({ ...failed, status: { phase: 'Failed', batch: 1, nodes: [] } } as KubernetesObject, 'nodeupgradeplans');
+    assert.match(await startNodeRollout(admin, NEW, o), /NodeUpgradePlan kubelet created/);
+    const renewed = (await readPlan('kubelet'))!;
+    assert.notEqual(renewed.metadata.uid, failed.metadata.uid, 'a new plan');
+    assert.equal(renewed.status?.phase, undefined);
+    assert.equal(await admin.read({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: job.metadata.name!, namespace: 'kube-system' } }), undefined, "the old plan's agent Job is gone");
     await admin.delete({ apiVersion: NODE_UPGRADE_API_VERSION, kind: NODE_UPGRADE_KIND, metadata: { name: 'kubelet' } });
   });
 });

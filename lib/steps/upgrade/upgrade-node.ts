@@ -11,14 +11,13 @@
  * @see https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/upgrading-linux-nodes/
  */
 import { join } from 'node:path';
-import { HostStateError, PreflightError, TimeoutError } from '../../errors.ts';
+import { HostStateError, KubeceptionError, PreflightError, RolledBackError, TimeoutError } from '../../errors.ts';
 import type { Cluster, V1Node, V1Pod } from '../../k8s/client.ts';
 import { kubeconfigPaths } from '../../k8s/endpoints.ts';
 import { cluster, kubeconfigFileCluster } from '../../k8s/apiserver.ts';
 import { pollUntil } from '../../util/poll.ts';
 import { parseVersion, compareVersions } from '../../upgrade/skew.ts';
-import { restartKubelet, writeKubeletFiles } from '../bootstrap/kubelet.ts';
-import type { Context } from '../../context.ts';
+import { kubeletDropIn, restartKubelet, writeKubeletFiles } from '../bootstrap/kubelet.ts';
 import type { UpgradeNodeContext } from '../contexts.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
 import { MANAGED_BY } from '../../../manifests/common.ts';
@@ -156,25 +155,103 @@ export async function upgradeKubeletConfig(ctx: UpgradeNodeContext): Promise<Ste
 }
 
 /**
+ * For a site's or distro's `kubelet-install` step (one that installs the kubelet itself after the
+ * drain): how to put the previous kubelet binary back. `kubelet-restart` calls `restore` when the
+ * kubelet does not come up at the target, before it restarts the previous one. `restore` must be
+ * idempotent and @returns a one-line detail (no secrets: it is printed and lands in the agent's log).
+ */
+export function onKubeletRollback(ctx: UpgradeNodeContext, restore: () => Promise<string>): void {
+  plan(ctx).restoreBinary = restore;
+}
+
+/** How long `kubelet-restart` waits for the Node Ready at the target, and after a roll-back at the previous version. */
+export const KUBELET_UPGRADE_WAIT_MS = 180_000;
+export const KUBELET_ROLLBACK_WAIT_MS = 90_000;
+
+/**
+ * Polls the Node until it is Ready with kubelet `version`, with a Ready heartbeat at or after
+ * `sinceMs` (a Node status the kubelet posted before a failed restart does not count).
+ * @returns true, or false after `timeoutMs`; `last` gets what was seen last.
+ */
+async function nodeReadyAt(ctx: UpgradeNodeContext, api: Cluster, version: string, sinceMs: number, timeoutMs: number, last: (seen: string) => void): Promise<boolean> {
+  const since = Math.floor(sinceMs / 1000) * 1000;
+  return !!(await pollUntil(async () => {
+    const node = await readNode(ctx, api).catch(() => undefined);
+    const v = node?.status?.nodeInfo?.kubeletVersion;
+    const ready = node?.status?.conditions?.find((c) => c.type === 'Ready');
+    const fresh = Date.parse(String(ready?.lastHeartbeatTime ?? '')) >= since;
+    last(`kubeletVersion ${v ?? '?'}, Ready ${ready?.status ?? '?'}${fresh ? '' : ' (no heartbeat since the restart)'}`);
+    return v === version && ready?.status === 'True' && fresh ? true : undefined;
+  }, { timeoutMs, intervalMs: 1_000, signal: ctx.signal }));
+}
+
+/**
  * `kubelet-restart`: restarts the kubelet (when it runs another version or its files changed) and
- * waits until the Node is Ready and reports the target kubeletVersion.
- * @throws TimeoutError `kubelet-upgrade-timeout` (180 s).
+ * waits until the Node is Ready and reports the target kubeletVersion. When the kubelet does not come
+ * up at the target (its unit fails or crash-loops, or no Ready Node within 180 s) the node is rolled
+ * back in the same run, as kubeadm rolls back a control-plane component whose new static pod does not
+ * come up: the kubelet files `kubelet-config` rewrote are written back, the previous binary is put
+ * back if the `kubelet-install` step said how ({@link onKubeletRollback}), and the kubelet is
+ * restarted and must be Ready at its previous version within 90 s. The Node stays cordoned.
+ * Host effects: the kubelet restarted; on a roll-back also config.yaml / the unit drop-in (0600) as
+ * they were, the install step's restore, and a second restart.
+ * @throws RolledBackError `kubelet-upgrade-rolled-back` (exit 1) naming why the new kubelet failed and what was put back.
+ * @throws KubeceptionError `kubelet-rollback-failed` when the roll-back did not bring the previous kubelet back.
+ * @throws the restart's UnitError or TimeoutError `kubelet-upgrade-timeout` when there was nothing to put back.
  */
 export async function restartUpgradedKubelet(ctx: UpgradeNodeContext): Promise<StepOutcome> {
   const p = plan(ctx);
   const api = await nodeApi(ctx);
   const restart = p.running !== p.target || ctx.state.kubeletRestart === true;
-  if (restart) await restartKubelet(ctx, { restart: true });
+  const restartedAt = Date.now();
+  let failure: KubeceptionError | undefined;
+  if (restart)
+    failure = await restartKubelet(ctx, { restart: true }).then(() => undefined, (err: unknown) => {
+      if (!(err instanceof KubeceptionError) || ctx.signal.aborted) throw err;
+      return err;
+    });
   let last = '';
-  const ok = await pollUntil(async () => {
-    const node = await readNode(ctx, api).catch(() => undefined);
-    const v = node?.status?.nodeInfo?.kubeletVersion;
-    const ready = node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    last = `kubeletVersion ${v ?? '?'}, Ready ${ready}`;
-    return v === p.target && ready ? true : undefined;
-  }, { timeoutMs: 180_000, intervalMs: 1_000, signal: ctx.signal });
-  if (!ok) throw new TimeoutError('kubelet-upgrade-timeout', { what: `Node ${ctx.config.nodeName}`, why: `not Ready with kubelet ${p.target} within 180 s (last: ${last})`, fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
+  if (!failure && !(await nodeReadyAt(ctx, api, p.target, restart ? restartedAt : 0, KUBELET_UPGRADE_WAIT_MS, (l) => (last = l))))
+    failure = new TimeoutError('kubelet-upgrade-timeout', { what: `Node ${ctx.config.nodeName}`, why: `not Ready with kubelet ${p.target} within ${KUBELET_UPGRADE_WAIT_MS / 1000} s (last: ${last})`, fix: `check \`journalctl -u ${ctx.config.distro.units.kubelet}\`` });
+  if (failure) throw await rollBackUpgradedKubelet(ctx, api, failure);
   return { changed: restart, detail: `${restart ? 'kubelet restarted; ' : ''}Node Ready, kubelet ${p.target}` };
+}
+
+/** The roll-back of {@link restartUpgradedKubelet}. @returns the error to throw. */
+async function rollBackUpgradedKubelet(ctx: UpgradeNodeContext, api: Cluster, failure: KubeceptionError): Promise<KubeceptionError> {
+  const p = plan(ctx);
+  const unit = ctx.config.distro.units.kubelet;
+  const previous = ctx.state.kubeletPrevious ?? {};
+  if (ctx.signal.aborted || ctx.dryRun || (!Object.keys(previous).length && !p.restoreBinary)) return failure;
+  ctx.log.warn(`the kubelet ${p.target} did not come up (${failure.why.split('\n')[0]}); rolling back to ${p.running}`);
+  const restored: string[] = [];
+  const failed = (why: string) => new KubeceptionError('kubelet-rollback-failed', {
+    what: `Node ${ctx.config.nodeName}`,
+    why: `the kubelet ${p.target} did not come up (${failure.why.split('\n')[0]}), and the roll-back to ${p.running} failed: ${why}${restored.length ? ` (put back: ${restored.join(', ')})` : ''}`,
+    fix: `bring the kubelet back by hand (the distro's kubelet ${p.running}; \`journalctl -u ${unit}\`); the Node stays cordoned until \`kubectl uncordon ${ctx.config.nodeName}\``,
+    cause: failure,
+  });
+  try {
+    for (const [path, text] of Object.entries(previous)) await ctx.files.write(path, text, { mode: 0o600 });
+    restored.push(...Object.keys(previous));
+    if (kubeletDropIn(ctx.config) in previous) await ctx.systemd.reload();
+    if (p.restoreBinary) restored.push(await p.restoreBinary());
+    ctx.state.kubeletPrevious = undefined;
+    const at = Date.now();
+    await restartKubelet(ctx, { restart: true });
+    let last = '';
+    if (!(await nodeReadyAt(ctx, api, p.running, at, KUBELET_ROLLBACK_WAIT_MS, (l) => (last = l))))
+      return failed(`not Ready with kubelet ${p.running} within ${KUBELET_ROLLBACK_WAIT_MS / 1000} s (last: ${last})`);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    return failed((err as Error).message.split('\n')[0] ?? String(err));
+  }
+  return new RolledBackError('kubelet-upgrade-rolled-back', {
+    what: `Node ${ctx.config.nodeName}`,
+    why: `the kubelet ${p.target} did not come up (${failure.why.split('\n')[0]}); rolled back: ${restored.join(', ')} put back, the kubelet ${p.running} Ready again; the Node stays cordoned`,
+    fix: `see why the new kubelet failed (\`journalctl -u ${unit}\`), fix that (the distro's kubelet ${p.target}, kubelet.extraConfig), then run \`kubeception upgrade node\` again — or return the Node to service at ${p.running} (\`kubeception upgrade rollback\` for a NodeUpgradePlan, else \`kubectl uncordon ${ctx.config.nodeName}\`)`,
+    cause: failure,
+  });
 }
 
 /** `uncordon`: lifts the cordon `drain` set (a cordon kubeception did not set is left as it is). */

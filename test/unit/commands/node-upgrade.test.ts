@@ -35,13 +35,15 @@ test('status text: the plan, its true conditions, a row per Node, the held Nodes
   assert.equal(formatPlanStatus({ ...plan, spec: { targetVersion: 'v1.37.2', paused: true }, status: undefined }), 'NodeUpgradePlan kubelet: target v1.37.2, phase Pending, batch 0, maxUnavailable 1, paused\n');
 });
 
-test('pause with a --kubeconfig that does not exist: exit 2 naming it; an unknown subcommand lists the new ones', async () => {
-  const r = await cli(['upgrade', 'pause', '--kubeconfig', '/nonexistent/admin.conf']);
-  assert.equal(r.code, 2, r.stderr);
-  assert.match(r.stderr, /--kubeconfig \/nonexistent\/admin\.conf/);
+test('pause and rollback with a --kubeconfig that does not exist: exit 2 naming it; an unknown subcommand lists the new ones', async () => {
+  for (const sub of ['pause', 'rollback']) {
+    const r = await cli(['upgrade', sub, '--kubeconfig', '/nonexistent/admin.conf']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--kubeconfig \/nonexistent\/admin\.conf/);
+  }
   const u = await cli(['upgrade', 'bogus']);
   assert.equal(u.code, 2);
-  assert.match(u.stderr, /upgrade needs plan, apply, node, status, pause or resume, not "bogus"/);
+  assert.match(u.stderr, /upgrade needs plan, apply, node, status, pause, resume or rollback, not "bogus"/);
 });
 
 test('--max-unavailable: only with `upgrade apply --nodes`, a whole number from 1 to 1000; refused (exit 2) before any request', async () => {

@@ -128,6 +128,47 @@ test("a failing Node stops the rollout: named in the condition, left cordoned; t
   assert.deepEqual([resumed.status.phase, kinds(resumed)], ['Failed', []], 'and resuming it does not restart it');
 });
 
+test('rollback of a failed plan: the Node its agent rolled back is uncordoned and RolledBack; one its agent could not is left cordoned, named; then the plan ends RolledBack', () => {
+  const started = new Date(T0).toISOString();
+  const status: NodeUpgradePlanStatus = {
+    phase: 'Progressing', batch: 2,
+    nodes: [
+      { name: 'done', phase: 'Done', batch: 1, fromVersion: OLD, cordonedByUs: true, startedAt: started },
+      { name: 'a', phase: 'Upgrading', batch: 2, fromVersion: OLD, cordonedByUs: true, startedAt: started },
+      { name: 'b', phase: 'Upgrading', batch: 2, fromVersion: OLD, cordonedByUs: true, startedAt: started },
+    ],
+  };
+  // a: its agent rolled back (the old kubelet Ready again); b: its agent failed without a roll-back.
+  let nodes = [node('done', { kubeletVersion: NEW }), node('a', { unschedulable: true, ourCordon: true, agentFailed: 'Job x BackoffLimitExceeded — error kubelet-upgrade-rolled-back: Node a: …', agentRolledBack: true }),
+    node('b', { unschedulable: true, ourCordon: true, ready: false, agentFailed: 'Job y BackoffLimitExceeded' })];
+  let s = planStep(spec(), status, obs(nodes));
+  assert.equal(s.status.phase, 'Failed');
+  assert.deepEqual(s.status.nodes!.map((n) => [n.name, n.phase, n.rolledBack ?? false]), [['done', 'Done', false], ['a', 'Failed', true], ['b', 'Failed', false]]);
+  assert.deepEqual(kinds(s), [], 'without spec.rollback a failed Node stays cordoned');
+  s = planStep(spec({ rollback: true }), s.status, obs(nodes));
+  assert.deepEqual(kinds(s), ['uncordon a']);
+  assert.deepEqual(phases(s.status), { done: 'Done', a: 'RolledBack', b: 'Failed' });
+  assert.match(s.status.nodes!.find((n) => n.name === 'b')!.message!, /not rolled back by its agent: put its previous kubelet back by hand/);
+  assert.equal(s.status.phase, 'Failed', 'b still waits for an operator');
+  assert.deepEqual([cond(s.status, 'RolledBack')?.status, cond(s.status, 'RolledBack')?.reason], ['False', 'Waiting']);
+  nodes = play(nodes, s);
+  s = planStep(spec({ rollback: true }), s.status, obs(nodes));
+  assert.deepEqual(kinds(s), [], 'b is never uncordoned by the rollback, nor a twice');
+  assert.equal(nodes.find((n) => n.name === 'b')?.unschedulable, true);
+  // A rolled-back Node that is not (yet) Ready at its previous kubelet waits.
+  const notYet = planStep(spec({ rollback: true }), { ...status, phase: 'Failed', nodes: [{ ...status.nodes![1]!, phase: 'Failed', rolledBack: true }] }, obs([node('a', { unschedulable: true, ourCordon: true, ready: false })]));
+  assert.deepEqual([kinds(notYet), notYet.status.nodes![0]!.phase], [[], 'Failed']);
+  // Once b is no longer failed (an operator fixed it, here as the planner would see it), the plan ends RolledBack, and stays so.
+  const fixed: NodeUpgradePlanStatus = { ...s.status, nodes: s.status.nodes!.filter((n) => n.name !== 'b') };
+  let end = planStep(spec({ rollback: true }), fixed, obs(nodes));
+  assert.equal(end.status.phase, 'RolledBack');
+  assert.match(cond(end.status, 'RolledBack')!.message, /^back in service at their previous kubelet: a; at the target \(kept\): done$/);
+  for (const sp of [spec(), spec({ rollback: true }), spec({ paused: true })]) {
+    end = planStep(sp, end.status, obs(nodes, { nowMs: T0 + 3_600_000 }));
+    assert.deepEqual([end.status.phase, kinds(end)], ['RolledBack', []], JSON.stringify(sp));
+  }
+});
+
 test('a Node not Ready at the target within nodeTimeoutSeconds fails; one whose drain outlasts the drain timeout fails', () => {
   const started = new Date(T0).toISOString();
   const up: NodeUpgradePlanStatus = { batch: 1, nodes: [{ name: 'a', phase: 'Upgrading', batch: 1, fromVersion: OLD, cordonedByUs: true, startedAt: started }] };
