@@ -55,7 +55,10 @@ function jobFailure(job: Job | undefined, pods: readonly V1Pod[]): { why: string
   if (!c && !job?.status?.failed) return undefined;
   const pod = pods.find((p) => p.metadata?.namespace === job?.metadata?.namespace && p.metadata?.labels?.['job-name'] === name);
   const said = pod?.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '';
-  const error = said.split('\n').find((l) => l.startsWith('error '))?.slice(0, 300);
+  const lines = said.split('\n');
+  const at = lines.findIndex((l) => l.startsWith('error '));
+  // The CLI's `error <code>: <what>` and its `  why: …` line.
+  const error = at < 0 ? undefined : [lines[at], lines[at + 1]?.startsWith('  why: ') ? lines[at + 1]!.trim() : undefined].filter(Boolean).join('; ').slice(0, 600);
   const why = c ? `Job ${name} ${c.reason ?? 'Failed'}${c.message ? `: ${c.message}` : ''}` : `Job ${name}: its pod failed`;
   return { why: `${why}${error ? ` — ${error}` : " (its pod's log says why)"}`, rolledBack: said.includes(ROLLED_BACK_CODE) };
 }

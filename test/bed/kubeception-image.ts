@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Host } from './bed.ts';
 import { REPO_ROOT } from './bed.ts';
 import { runOk } from './proc.ts';
+import { importImageArchives } from './kubelet.ts';
 
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -35,5 +36,5 @@ export async function ensureKubeceptionImage(): Promise<string> {
 export async function importKubeceptionImage(host: Host): Promise<void> {
   const archive = await ensureKubeceptionImage();
   if (host.flavour === 'kubic') return (await import('./kubic.ts')).importArchive(host, archive);
-  await host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', archive], { timeoutMs: 300_000 });
+  await importImageArchives(host, [archive]);
 }

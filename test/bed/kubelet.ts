@@ -231,8 +231,21 @@ export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = 
   await host.execOk(['systemctl', 'restart', 'containerd.service'], { timeoutMs: 60_000 });
   await host.execOk(['ctr', 'version'], { timeoutMs: 30_000 });
   // In parallel: ≈40 % faster than one after the other on 2 cores.
-  await Promise.all(archives.map((a) => host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', a], { timeoutMs: 300_000 })));
+  await importImageArchives(host, archives);
   if (cni === 'bed') host.setPodSubnet(podSubnet);
+}
+
+/**
+ * Imports docker-archive tarballs into the host's containerd (namespace `k8s.io`, the kubelet's),
+ * `parallel` at a time (default: all at once). `--discard-unpacked-layers`: once unpacked into the
+ * snapshotter the layers' blobs are left to containerd's garbage collector, as the CRI plugin's
+ * `discard_unpacked_layers` does for pulls — a host's disk is a tmpfs, i.e. the machine's memory, and
+ * the blobs were half of it (nothing on a bed host pushes or exports an image).
+ */
+export async function importImageArchives(host: Host, archives: readonly string[], opts: { parallel?: number; timeoutMs?: number } = {}): Promise<void> {
+  const n = opts.parallel ?? Math.max(1, archives.length);
+  for (let i = 0; i < archives.length; i += n)
+    await Promise.all(archives.slice(i, i + n).map((a) => host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', '--discard-unpacked-layers', a], { timeoutMs: opts.timeoutMs ?? 300_000 })));
 }
 
 /**

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { CACHE_DIR, REPO_ROOT, type Host } from './bed.ts';
 import { runOk } from './proc.ts';
-import { CONTROL_PLANE_IMAGES } from './kubelet.ts';
+import { CONTROL_PLANE_IMAGES, importImageArchives } from './kubelet.ts';
 import { coreDNSVersion } from '../../manifests/addons/versions.ts';
 
 export const UPGRADE_VERSION = process.env.K8S_UPGRADE_VERSION ?? 'v1.35.4';
@@ -35,7 +35,7 @@ export async function ensureUpgradeVersion(): Promise<string[]> {
 /** Imports the upgrade version's control-plane images and its CoreDNS into the host's containerd. */
 export async function importUpgradeImages(host: Host): Promise<void> {
   const list = await ensureUpgradeVersion();
-  await Promise.all(list.map((a) => host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', a], { timeoutMs: 300_000 })));
+  await importImageArchives(host, list);
 }
 
 /** What a distro package upgrade does to the host: /usr/local/bin/kubelet becomes `version`'s (the running kubelet is not restarted). */

@@ -14,6 +14,7 @@ import { startLoadBalancer } from '../bed/lb.ts';
 import { kc, writeConfig, type KcResult } from '../helpers/bed-cli.ts';
 import { ADMIN, getJson, waitFor } from '../helpers/cluster.ts';
 import { kubeadmCluster } from './kubeadm-cluster.ts';
+import { importImageArchives } from '../bed/kubelet.ts';
 
 export interface ConformanceCluster {
   controlPlanes: Host[];
@@ -51,8 +52,7 @@ const must = (r: KcResult, what: string) => {
 /** Imports the archives (images.txt of conformance-images.sh) into a kubelet host's containerd. */
 async function importImages(host: Host, archives: readonly string[]): Promise<void> {
   // Two at a time: the hosts import at once, and 2 cores are shared.
-  for (let i = 0; i < archives.length; i += 2)
-    await Promise.all(archives.slice(i, i + 2).map((a) => host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', a], { timeoutMs: 600_000 })));
+  await importImageArchives(host, archives, { parallel: 2, timeoutMs: 600_000 });
 }
 
 /** The nodes' containerd asks the runner's registry for registry.k8s.io images (other registries still fail at once). */

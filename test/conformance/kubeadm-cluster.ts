@@ -10,7 +10,7 @@
  * token, given in a JoinConfiguration file (0600), never on a command line.
  */
 import type { Host } from '../bed/bed.ts';
-import { routePodSubnets } from '../bed/kubelet.ts';
+import { importImageArchives, routePodSubnets } from '../bed/kubelet.ts';
 import { addonImageArchives } from '../bed/addon-images.ts';
 import { CACHE_DIR, K8S_VERSION } from '../bed/bed.ts';
 import { BED_CRI_SOCKET, kubeadmInitConfig } from '../bed/kubeadm-config.ts';
@@ -41,10 +41,10 @@ export const kubeadmEtcdImage = (version = K8S_VERSION) => `${CACHE_DIR}/images/
 export async function kubeadmCluster(cp: Host, workers: Host[], log: (m: string) => void, opts: { etcd?: 'external' | 'stacked' } = {}): Promise<void> {
   const nodes = [cp, ...workers];
   // kubeadm's CoreDNS Deployment asks for the CoreDNS image the bed builds.
-  await Promise.all(nodes.map((h) => h.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', addonImageArchives()[0]!], { timeoutMs: 300_000 })));
+  await Promise.all(nodes.map((h) => importImageArchives(h, [addonImageArchives()[0]!])));
   await routePodSubnets(nodes);
   await cp.writeFile('/root/kubeadm.yaml', kubeadmInitConfig(cp, K8S_VERSION, { imagePullPolicy: 'IfNotPresent', kubeProxy: true, etcd: opts.etcd }));
-  if (opts.etcd === 'stacked') await cp.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', kubeadmEtcdImage()], { timeoutMs: 300_000 });
+  if (opts.etcd === 'stacked') await importImageArchives(cp, [kubeadmEtcdImage()]);
   else await cp.execOk(['systemctl', 'start', 'etcd.service'], { timeoutMs: 120_000 });
   await must(cp, ['kubeadm', 'init', '--config', '/root/kubeadm.yaml'], 'kubeadm init');
   log('kubeadm init done');

@@ -26,6 +26,7 @@ import { ADMIN, apply, pod, podsReady, sleep, timed } from '../helpers/cluster.t
 import { etcdctl } from '../helpers/etcd.ts';
 import { startProber, startTokenProber } from '../helpers/prober.ts';
 import { addonImageArchives, ensureAddonImages, TEST_IMAGE } from '../bed/addon-images.ts';
+import { importImageArchives } from '../bed/kubelet.ts';
 
 const BASE = { distro: 'debian', networking: { plugin: 'none' } };
 const KEY_FILE = '/etc/kubernetes/pki/encryption-config.yaml';
@@ -60,7 +61,7 @@ describe('hardening: audit log, encryption at rest, Pod Security Admission', { t
     cp = await bootHost({ name: `${E2E_PREFIX}aphd1`, kubelet: true, bootTimeoutMs: 180_000 });
     await importKubeceptionImage(cp);
     await ensureAddonImages();
-    await cp.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', addonImageArchives().find((a) => a.endsWith('/bed-tools-busybox.tar'))!], { timeoutMs: 300_000 });
+    await importImageArchives(cp, [addonImageArchives().find((a) => a.endsWith('/bed-tools-busybox.tar'))!]);
     await writeConfig(cp, { ...BASE, apiServer: { secretsEncryption: { disabled: true } } });
     await bootstrap('bootstrap with secretsEncryption disabled');
   });

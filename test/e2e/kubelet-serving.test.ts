@@ -20,6 +20,7 @@ import assert from 'node:assert/strict';
 import { bootHost, type Host } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { addonImageArchives, ensureAddonImages, TEST_IMAGE } from '../bed/addon-images.ts';
+import { importImageArchives } from '../bed/kubelet.ts';
 import { assertSameTree, kc, snapshot, writeConfig } from '../helpers/bed-cli.ts';
 import { ADMIN, apply, getJson, kubectl, pod, podsReady, sleep, timed, waitFor } from '../helpers/cluster.ts';
 
@@ -46,7 +47,7 @@ describe('kubelet serving certificates on the bed', { timeout: 1_800_000 }, () =
     await ensureAddonImages();
     const busybox = addonImageArchives().find((a) => a.endsWith('/bed-tools-busybox.tar'))!;
     for (const h of [cp, w1]) {
-      await h.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', busybox], { timeoutMs: 300_000 });
+      await importImageArchives(h, [busybox]);
       await writeConfig(h, { distro: 'debian', networking: { plugin: 'none' } });
     }
   });

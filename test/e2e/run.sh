@@ -80,7 +80,7 @@ lane() {
 # the upgrade versions and conformance builds beside the first 30 min; 121/121 in 41.4 min); unlisted
 # suites count 300. The upgrade suite adds ≈ 90 s for the in-cluster node rollout (356 s alone; two more
 # workers, two batches); conformance-smoke is its 3.6 min alone plus the lane's load.
-declare -A seconds=([bootstrap]=636 [certs]=544 [hardening]=533 [upgrade-chain]=445 [upgrade]=400 [kubic]=315 [ha]=313
+declare -A seconds=([bootstrap]=636 [certs]=544 [hardening]=533 [upgrade-chain]=500 [upgrade]=400 [kubic]=315 [ha]=313
   [conformance-smoke]=260 [network]=254 [etcd-restore]=229 [crash]=225 [join]=214 [runtime-state]=170 [kubelet-serving]=156
   [reset]=143 [security]=138 [recovery]=133 [site]=62 [deno]=60)
 declare -a lane_files lane_waiting lane_load

@@ -8,7 +8,10 @@
  * printed per hop); every component and CoreDNS at the hop's pairing; both kubelets follow with
  * `upgrade node` after the "distro" installed the new kubelet; the config's kubernetesVersion moves
  * along and a re-run of bootstrap converges. The workload pod is never restarted by a control-plane
- * hop. Hosts uc12cp, uc12w.
+ * hop. In the first hop the kubelets go through the node upgrade controller first (`upgrade apply
+ * --nodes`), with a worker whose kubelet cannot start at the target (the site's kubelet-install
+ * binds a broken one): its agent rolls it back, the rollout stops Failed naming it, and `upgrade
+ * rollback` returns it to service at its old kubelet; then it is upgraded by hand. Hosts uc12cp, uc12w.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,10 +19,11 @@ import { join } from 'node:path';
 import { bootHost, CACHE_DIR, type Host, REPO_ROOT } from '../bed/bed.ts';
 import { importKubeceptionImage } from '../bed/kubeception-image.ts';
 import { BED_FLANNEL_CNI_PLUGIN_IMAGE, TEST_IMAGE } from '../bed/addon-images.ts';
-import { CONTROL_PLANE_IMAGES } from '../bed/kubelet.ts';
+import { CONTROL_PLANE_IMAGES, importImageArchives } from '../bed/kubelet.ts';
 import { runOk } from '../bed/proc.ts';
 import { installKubelet } from '../bed/upgrade.ts';
-import { kc, writeConfig } from '../helpers/bed-cli.ts';
+import { kc, SITE, writeConfig } from '../helpers/bed-cli.ts';
+import { DRAINED_ANNOTATION } from '../../lib/steps/upgrade/upgrade-node.ts';
 import { startProber } from '../helpers/prober.ts';
 import { ADMIN, componentLogs, getJson, kubectl, waitFor } from '../helpers/cluster.ts';
 import { coreDNSVersion } from '../../manifests/addons/versions.ts';
@@ -29,6 +33,32 @@ const FROM = CHAIN[0]!;
 const CONFIG = { distro: 'debian', networking: { flannel: { cniPluginImage: BED_FLANNEL_CNI_PLUGIN_IMAGE } } };
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const corednsArchive = (v: string) => join(CACHE_DIR, 'images', 'addons', `coredns-${coreDNSVersion(v)}.tar`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A "kubelet" that says it is `version` and cannot start (what a broken package would be). */
+const BROKEN_KUBELET = '/root/broken-kubelet';
+const brokenKubelet = (version: string) => `#!/bin/sh\ncase "$1" in --version) echo "Kubernetes ${version}" ;; *) echo "broken on purpose (kubeception e2e)" >&2; exit 1 ;; esac\n`;
+/**
+ * The worker's site tasks/upgrade-node.ts in the first hop: the package's task with a "distro" install
+ * of a broken kubelet after the drain (a bind mount made by the host's systemd, as in
+ * test/e2e/upgrade.test.ts) that says how to undo it (onKubeletRollback: unmount).
+ */
+const SITE_BROKEN_INSTALL = `import { step, task } from 'kubeception/dsl';
+import { drainNode, kubeletBinaryAtTarget, nodeAtTarget, onKubeletRollback, restartUpgradedKubelet, uncordonNode, upgradeKubeletConfig, upgradeNodePreflight } from 'kubeception/steps';
+
+export default task('upgrade-node', [
+  step('upgrade-node-preflight').run((ctx) => upgradeNodePreflight(ctx, { installedLater: true })),
+  step('drain').needs('upgrade-node-preflight').skipIf(nodeAtTarget).timeout(360_000).run(drainNode),
+  step('kubelet-install').needs('drain').skipIf(kubeletBinaryAtTarget).run(async (ctx) => {
+    const run = (argv) => ctx.sh.exec(['systemd-run', '--wait', '--collect', '--quiet', ...argv], { timeoutMs: 60_000 });
+    await run(['mount', '--bind', '-o', 'ro', '${BROKEN_KUBELET}', '/usr/local/bin/kubelet']);
+    onKubeletRollback(ctx, async () => { await run(['umount', '/usr/local/bin/kubelet']); return 'the broken kubelet unmounted'; });
+    return { changed: true, detail: 'a broken kubelet bound over /usr/local/bin/kubelet' };
+  }),
+  step('kubelet-config').needs('kubelet-install').run(upgradeKubeletConfig),
+  step('kubelet-restart').needs('kubelet-config').timeout(330_000).run(restartUpgradedKubelet),
+  step('uncordon').needs('kubelet-restart').run(uncordonNode),
+]);
+`;
 
 describe(`upgrade chain ${CHAIN.join(' → ')}`, { timeout: 5_400_000 }, () => {
   let cp: Host;
@@ -58,9 +88,10 @@ describe(`upgrade chain ${CHAIN.join(' → ')}`, { timeout: 5_400_000 }, () => {
     [cp, w] = await Promise.all(['uc12cp', 'uc12w'].map((name) => bootHost({ name, kubelet: { cni: 'none', version: FROM }, bootTimeoutMs: 180_000 }))) as [Host, Host];
     for (const v of CHAIN.slice(1)) {
       const archives = [...CONTROL_PLANE_IMAGES.map((c) => join(CACHE_DIR, 'images', v, `${c}.tar`)), corednsArchive(v)];
-      for (const h of [cp, w]) await Promise.all(archives.map((a) => h.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', a], { timeoutMs: 300_000 })));
+      for (const h of [cp, w]) await importImageArchives(h, archives);
     }
-    await importKubeceptionImage(cp);
+    // The node upgrade agents run kubeception's image on both Nodes in the first hop.
+    for (const h of [cp, w]) await importKubeceptionImage(h);
     for (const h of [cp, w]) await writeConfig(h, { ...CONFIG, kubernetesVersion: FROM });
     const r = await kc(cp, ['run', 'bootstrap'], { timeoutMs: 900_000 });
     assert.equal(r.code, 0, `bootstrap failed:\n${r.stderr}\n${r.stdout.slice(-3000)}`);
@@ -80,6 +111,57 @@ describe(`upgrade chain ${CHAIN.join(' → ')}`, { timeout: 5_400_000 }, () => {
     console.log(`longest /readyz gap per hop: ${gaps.join('; ')}`);
     await Promise.all([cp, w].map((h) => h?.destroy()));
   });
+
+  /**
+   * The first hop's kubelets through the node upgrade controller: the control plane's (the distro
+   * installed its target kubelet) rolls, the worker's cannot start (a broken kubelet): its agent rolls
+   * it back, the plan stops Failed naming it; `upgrade rollback` returns it, uncordoned, at `from`.
+   */
+  async function failingNodeRollout(from: string, target: string): Promise<void> {
+    const t0 = Date.now();
+    await installKubelet(cp, target);
+    await w.writeFile(BROKEN_KUBELET, brokenKubelet(target), 0o755);
+    await w.writeFile(`${SITE}/tasks/upgrade-node.ts`, SITE_BROKEN_INSTALL);
+    try {
+      const apply = await kc(cp, ['upgrade', 'apply', target, '--nodes'], { timeoutMs: 900_000 });
+      assert.equal(apply.code, 0, `${apply.stderr}\n${apply.stdout.slice(-2000)}`);
+      assert.match(apply.stderr, /NodeUpgradePlan kubelet created/);
+      let st: any = {};
+      for (let k = 0; k < 600 && st.phase !== 'Failed' && st.phase !== 'Complete'; k++) {
+        st = (await getJson(cp, 'nodeupgradeplan', 'kubelet')).status ?? {};
+        if (st.phase !== 'Failed') await sleep(1_000);
+      }
+      console.log(`# node rollout with a failing Node: ${secs(Date.now() - t0)} to ${st.phase}; status:\n${JSON.stringify(st, null, 1)}`);
+      const agents = async () => (await cp.exec(['kubectl', `--kubeconfig=${ADMIN}`, '-n', 'kube-system', 'logs', '-l', 'app.kubernetes.io/name=kubeception-node-upgrade-agent', '--prefix', '--tail=30'])).stdout;
+      assert.equal(st.phase, 'Failed', `the rollout did not fail: ${JSON.stringify(st)}\n${await agents()}`);
+      const row = (n: string) => (st.nodes as any[]).find((x) => x.name === n);
+      assert.deepEqual([row(cp.name)?.phase, row(w.name)?.phase, row(w.name)?.rolledBack], ['Done', 'Failed', true], JSON.stringify(st.nodes));
+      assert.ok(row(w.name).message.includes(`error kubelet-upgrade-rolled-back: Node uc12w; why: the kubelet ${target} did not come up (`), row(w.name).message);
+      assert.match(st.conditions.find((c: any) => c.type === 'Failed').message, /^Node uc12w: the upgrade agent failed/);
+      const node = async (h: Host) => getJson(cp, 'node', h.name);
+      let wn = await node(w);
+      assert.equal(wn.status.nodeInfo.kubeletVersion, from, 'the worker runs its old kubelet again');
+      assert.equal(wn.status.conditions.find((c: any) => c.type === 'Ready').status, 'True');
+      assert.equal(wn.spec.unschedulable, true, 'Failed: the worker stays cordoned');
+      assert.match(await w.execOk(['/usr/local/bin/kubelet', '--version']), new RegExp(`${from.replace(/\./g, '\\.')}$`, 'm'), 'the broken kubelet was unmounted');
+      assert.equal((await node(cp)).status.nodeInfo.kubeletVersion, target);
+      const status = await kc(cp, ['upgrade', 'status']);
+      assert.equal(status.code, 1, 'upgrade status of a Failed plan exits 1');
+      assert.match(status.stdout, /uc12w +2 +Failed/);
+      const rb = await kc(cp, ['upgrade', 'rollback']);
+      assert.equal(rb.code, 0, rb.stderr);
+      for (let k = 0; k < 120 && st.phase !== 'RolledBack'; k++) {
+        await sleep(1_000);
+        st = (await getJson(cp, 'nodeupgradeplan', 'kubelet')).status ?? {};
+      }
+      assert.equal(st.phase, 'RolledBack', JSON.stringify(st));
+      wn = await node(w);
+      assert.deepEqual([wn.spec.unschedulable, wn.metadata.annotations?.[DRAINED_ANNOTATION], wn.status.nodeInfo.kubeletVersion], [undefined, undefined, from], 'the worker back in service at its old kubelet');
+      console.log(`# node rollout, failure, roll-back and \`upgrade rollback\`: ${secs(Date.now() - t0)}`);
+    } finally {
+      await w.exec(['rm', '-f', `${SITE}/tasks/upgrade-node.ts`]);
+    }
+  }
 
   for (const [i, target] of CHAIN.slice(1).entries()) {
     const from = CHAIN[i]!;
@@ -110,7 +192,8 @@ describe(`upgrade chain ${CHAIN.join(' → ')}`, { timeout: 5_400_000 }, () => {
       assert.ok(gap.gapMs <= 5_000, `the API was down ${gap.gapMs} ms from ${gap.gapStart} (answers ${gap.gapAnswers})`);
       await w.writeFile('/root/admin.conf', await cp.readFile(ADMIN), 0o600);
       const controlPlanePods = await selfHostedPods();
-      for (const [h, args] of [[cp, []], [w, ['--kubeconfig', '/root/admin.conf']]] as const) {
+      if (i === 0) await failingNodeRollout(from, target);
+      for (const [h, args] of (i === 0 ? [[w, ['--kubeconfig', '/root/admin.conf']]] : [[cp, []], [w, ['--kubeconfig', '/root/admin.conf']]]) as [Host, string[]][]) {
         await installKubelet(h, target);
         const n = await kc(h, ['upgrade', 'node', ...args], { timeoutMs: 900_000 });
         assert.equal(n.code, 0, `upgrade node on ${h.name}: ${n.stderr}\n${n.stdout.slice(-2000)}`);

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BED_CIDR, BRIDGE_IP, bootHost, CACHE_DIR, destroyAllHosts, getHost, type Host, K8S_VERSION, listHosts, REPO_ROOT } from '../bed/bed.ts';
-import { CONTROL_PLANE_IMAGES, PAUSE_IMAGE, PAUSE_VERSIONS, routePodSubnets } from '../bed/kubelet.ts';
+import { CONTROL_PLANE_IMAGES, importImageArchives, PAUSE_IMAGE, PAUSE_VERSIONS, routePodSubnets } from '../bed/kubelet.ts';
 import { run, runOk, sleep } from '../bed/proc.ts';
 
 const OWN = ['bed-a', 'bed-b', 'bed-c', 'bed-kubelet', 'bed-kubelet2', 'bed-kubeadm'];
@@ -271,7 +271,7 @@ describe('kubelet host', { timeout: 300_000 }, () => {
     const a = getHost('bed-kubelet');
     assert.ok(a?.running, 'host bed-kubelet from the previous test');
     const b = await bootHost({ name: 'bed-kubelet2', kubelet: { images: false } });
-    await b.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', join(CACHE_DIR, 'images', `pause-${PAUSE_IMAGE.split(':').pop()}.tar`)]);
+    await importImageArchives(b, [join(CACHE_DIR, 'images', `pause-${PAUSE_IMAGE.split(':').pop()}.tar`)]);
     const [podA, podB] = [await runStaticPod(a), await runStaticPod(b)];
     assert.equal(podB.phase, 'Running');
     await routePodSubnets([a, b]);

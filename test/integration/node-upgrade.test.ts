@@ -189,7 +189,7 @@ describe('node upgrade controller against a real apiserver', () => {
       kubectl('-n', 'kube-system', 'patch', 'job', job, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { failed: 1 } }));
       report('d1', OLD);
       let p = await waitPlan('pool-d', 'failed', (x) => x.status?.phase === 'Failed');
-      assert.match(p.status!.conditions!.find((c) => c.type === 'Failed')!.message, /^Node d1: the upgrade agent failed: Job .*: its pod failed — error kubelet-upgrade-rolled-back: Node d1$/);
+      assert.match(p.status!.conditions!.find((c) => c.type === 'Failed')!.message, /^Node d1: the upgrade agent failed: Job .*: its pod failed — error kubelet-upgrade-rolled-back: Node d1; why: the kubelet v1\.37\.2 did not come up \(unit kubelet crash loop\); rolled back$/);
       assert.equal(p.status!.nodes!.find((n) => n.name === 'd1')!.rolledBack, true);
       assert.equal((await readNode('d1'))?.spec?.unschedulable, true, 'Failed: d1 stays cordoned');
       const text = await cli(['upgrade', 'status', 'pool-d', '--kubeconfig', kc]);
