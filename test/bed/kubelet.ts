@@ -237,16 +237,18 @@ export async function prepareKubeletHost(host: Host, opts: KubeletHostOptions = 
 
 /**
  * Imports docker-archive tarballs into the host's containerd (namespace `k8s.io`, the kubelet's),
- * `parallel` at a time (default: all at once). `--discard-unpacked-layers` (which needs `--local`:
- * the import runs in ctr, not through containerd's transfer service): once unpacked into the
- * snapshotter the layers' blobs are left to containerd's garbage collector, as the CRI plugin's
- * `discard_unpacked_layers` does for pulls — a host's disk is a tmpfs, i.e. the machine's memory, and
- * the blobs were half of it (nothing on a bed host pushes or exports an image).
+ * `parallel` at a time (default: all at once). With the bed's containerd (v2),
+ * `--discard-unpacked-layers` (which needs `--local`: the import runs in ctr, not through containerd's
+ * transfer service): once unpacked into the snapshotter the layers' blobs are left to containerd's
+ * garbage collector, as the CRI plugin's `discard_unpacked_layers` does for pulls — a host's disk is a
+ * tmpfs, i.e. the machine's memory, and the blobs were half of it (nothing on a bed host pushes or
+ * exports an image). Debian's containerd 1.6 has neither flag: a plain import there.
  */
 export async function importImageArchives(host: Host, archives: readonly string[], opts: { parallel?: number; timeoutMs?: number } = {}): Promise<void> {
   const n = opts.parallel ?? Math.max(1, archives.length);
+  const flags = host.runtime.containerd === 'bed' ? ['--local', '--discard-unpacked-layers'] : [];
   for (let i = 0; i < archives.length; i += n)
-    await Promise.all(archives.slice(i, i + n).map((a) => host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', '--local', '--discard-unpacked-layers', a], { timeoutMs: opts.timeoutMs ?? 300_000 })));
+    await Promise.all(archives.slice(i, i + n).map((a) => host.execOk(['ctr', '-n', 'k8s.io', 'images', 'import', ...flags, a], { timeoutMs: opts.timeoutMs ?? 300_000 })));
 }
 
 /**
