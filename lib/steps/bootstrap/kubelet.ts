@@ -217,6 +217,19 @@ export async function startKubelet(ctx: Context<object, KubeletState>): Promise<
 }
 
 /**
+ * Writes back the kubelet files this run rewrote while the kubelet ran ({@link KubeletState.kubeletPrevious},
+ * 0600) and reloads systemd if the unit drop-in was among them; forgets them. Does not restart the kubelet.
+ * @returns the paths written back (none: nothing was rewritten).
+ */
+export async function writeBackKubeletFiles(ctx: Context<object, KubeletState>): Promise<string[]> {
+  const previous = ctx.state.kubeletPrevious ?? {};
+  for (const [path, text] of Object.entries(previous)) await ctx.files.write(path, text, { mode: 0o600 });
+  if (kubeletDropIn(ctx.config) in previous) await ctx.systemd.reload();
+  ctx.state.kubeletPrevious = undefined;
+  return Object.keys(previous);
+}
+
+/**
  * A kubelet that did not run with the files this run rewrote while it ran (it exits on a setting it
  * refuses, e.g. a bad `kubelet.extraConfig` value): the previous files are written back, systemd
  * reloaded if the drop-in was among them, and the kubelet restarted with them (its `/healthz`
@@ -230,10 +243,8 @@ async function rollBackKubelet(ctx: Context<object, KubeletState>, err: unknown)
   if (!previous || !Object.keys(previous).length || ctx.signal.aborted || !(err instanceof KubeceptionError)) throw err;
   const unit = ctx.config.distro.units.kubelet;
   ctx.log.warn(`${unit}: ${err.why}; writing back its previous ${Object.keys(previous).join(', ')}`);
-  for (const [path, text] of Object.entries(previous)) await ctx.files.write(path, text, { mode: 0o600 });
-  if (kubeletDropIn(ctx.config) in previous) await ctx.systemd.reload();
+  await writeBackKubeletFiles(ctx);
   await restartKubelet(ctx, { restart: true });
-  ctx.state.kubeletPrevious = undefined;
   throw new RolledBackError('rolled-back', {
     what: unit,
     why: `the kubelet did not run with the files this run wrote (${err.why}); ${Object.keys(previous).join(' and ')} were written back as they were and it runs with them again`,

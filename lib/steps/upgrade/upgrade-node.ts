@@ -17,7 +17,7 @@ import { kubeconfigPaths } from '../../k8s/endpoints.ts';
 import { cluster, kubeconfigFileCluster } from '../../k8s/apiserver.ts';
 import { pollUntil } from '../../util/poll.ts';
 import { parseVersion, compareVersions } from '../../upgrade/skew.ts';
-import { kubeletDropIn, restartKubelet, writeKubeletFiles } from '../bootstrap/kubelet.ts';
+import { restartKubelet, writeBackKubeletFiles, writeKubeletFiles } from '../bootstrap/kubelet.ts';
 import type { UpgradeNodeContext } from '../contexts.ts';
 import type { StepOutcome } from '../../engine/dsl.ts';
 import { MANAGED_BY } from '../../../manifests/common.ts';
@@ -232,11 +232,8 @@ async function rollBackUpgradedKubelet(ctx: UpgradeNodeContext, api: Cluster, fa
     cause: failure,
   });
   try {
-    for (const [path, text] of Object.entries(previous)) await ctx.files.write(path, text, { mode: 0o600 });
-    restored.push(...Object.keys(previous));
-    if (kubeletDropIn(ctx.config) in previous) await ctx.systemd.reload();
+    restored.push(...(await writeBackKubeletFiles(ctx)));
     if (p.restoreBinary) restored.push(await p.restoreBinary());
-    ctx.state.kubeletPrevious = undefined;
     const at = Date.now();
     await restartKubelet(ctx, { restart: true });
     let last = '';

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { planStep, type NodeFacts, type Observed, type Step } from '../../../lib/node-upgrade/plan.ts';
-import type { NodeUpgradePlanSpec, NodeUpgradePlanStatus } from '../../../lib/node-upgrade/types.ts';
+import type { NodeProgress, NodeUpgradePlanSpec, NodeUpgradePlanStatus } from '../../../lib/node-upgrade/types.ts';
 
 const OLD = 'v1.36.4';
 const NEW = 'v1.37.2';
@@ -14,6 +14,8 @@ const spec = (over: Partial<NodeUpgradePlanSpec> = {}): NodeUpgradePlanSpec => (
 const kinds = (s: Step) => s.actions.map((a) => `${a.kind} ${a.node}`);
 const cond = (s: NodeUpgradePlanStatus, type: string) => s.conditions?.find((c) => c.type === type);
 const phases = (s: NodeUpgradePlanStatus) => Object.fromEntries((s.nodes ?? []).map((n) => [n.name, n.phase]));
+/** A Node of the plan's status that kubeception cordoned when its batch started at T0. */
+const ours = (name: string, phase: NodeProgress['phase'], batch: number): NodeProgress => ({ name, phase, batch, fromVersion: OLD, cordonedByUs: true, startedAt: new Date(T0).toISOString() });
 
 /**
  * Plays the cluster: applies the actions to the Nodes as the controller and the agents would
@@ -99,14 +101,7 @@ test('the next batch waits for the health gate; a gate failing past its timeout 
 });
 
 test("a failing Node stops the rollout: named in the condition, left cordoned; the batch's undrained Node uncordoned; nothing more starts", () => {
-  const started = new Date(T0).toISOString();
-  const status: NodeUpgradePlanStatus = {
-    phase: 'Progressing', batch: 1,
-    nodes: [
-      { name: 'a', phase: 'Upgrading', batch: 1, fromVersion: OLD, cordonedByUs: true, startedAt: started },
-      { name: 'b', phase: 'Draining', batch: 1, fromVersion: OLD, cordonedByUs: true, startedAt: started },
-    ],
-  };
+  const status: NodeUpgradePlanStatus = { phase: 'Progressing', batch: 1, nodes: [ours('a', 'Upgrading', 1), ours('b', 'Draining', 1)] };
   let nodes = [node('a', { unschedulable: true, ourCordon: true, agentFailed: 'exit 1: kubelet-restart' }), node('b', { unschedulable: true, ourCordon: true }), node('c')];
   let s = planStep(spec(), status, obs(nodes));
   assert.equal(s.status.phase, 'Failed');
@@ -129,15 +124,7 @@ test("a failing Node stops the rollout: named in the condition, left cordoned; t
 });
 
 test('rollback of a failed plan: the Node its agent rolled back is uncordoned and RolledBack; one its agent could not is left cordoned, named; then the plan ends RolledBack', () => {
-  const started = new Date(T0).toISOString();
-  const status: NodeUpgradePlanStatus = {
-    phase: 'Progressing', batch: 2,
-    nodes: [
-      { name: 'done', phase: 'Done', batch: 1, fromVersion: OLD, cordonedByUs: true, startedAt: started },
-      { name: 'a', phase: 'Upgrading', batch: 2, fromVersion: OLD, cordonedByUs: true, startedAt: started },
-      { name: 'b', phase: 'Upgrading', batch: 2, fromVersion: OLD, cordonedByUs: true, startedAt: started },
-    ],
-  };
+  const status: NodeUpgradePlanStatus = { phase: 'Progressing', batch: 2, nodes: [ours('done', 'Done', 1), ours('a', 'Upgrading', 2), ours('b', 'Upgrading', 2)] };
   // a: its agent rolled back (the old kubelet Ready again); b: its agent failed without a roll-back.
   let nodes = [node('done', { kubeletVersion: NEW }), node('a', { unschedulable: true, ourCordon: true, agentFailed: 'Job x BackoffLimitExceeded — error kubelet-upgrade-rolled-back: Node a: …', agentRolledBack: true }),
     node('b', { unschedulable: true, ourCordon: true, ready: false, agentFailed: 'Job y BackoffLimitExceeded' })];
